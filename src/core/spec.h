@@ -1,0 +1,32 @@
+/* spec.h: job spec defaults, validation and comparison (SPEC §2), and the value checks of
+ * TrainingResult and TrialId. Pure. The JSON codec checks types and presence; this checks
+ * values, so every entry point (HTTP, `zbso run`, the simulator) validates the same way. */
+#ifndef ZBSO_CORE_SPEC_H
+#define ZBSO_CORE_SPEC_H
+
+#include <stdbool.h>
+
+#include "core/types.h"
+#include "util/err.h"
+
+/* Fills s with seed 001's defaults: eta 0.5, beta 2.0, target 0.5, higher is better,
+ * max_epochs 100, num_pruning_rounds 2, window_size 0, prior mean 0, prior precision 0,
+ * mab_num_explorations 2, no seed; everything else zero/empty. */
+void spec_defaults(zbso_job_spec *s);
+
+/* Checks every value rule of SPEC §2 and sorts batch_sizes ascending. On failure returns
+ * ZBSO_EINVAL with err->where = "body", err->loc = the field, and a message naming the
+ * value. s is left sorted or unchanged. */
+int spec_validate(zbso_job_spec *s, zbso_err *err);
+
+/* True when two validated specs are identical in every field (job ids included). */
+bool spec_equal(const zbso_job_spec *a, const zbso_job_spec *b);
+
+/* Value checks of a TrainingResult (time >= 0, energy >= 0, finite metric, epoch >= 1,
+ * batch size and trial number > 0, job id non-empty). ZBSO_EINVAL with field on failure. */
+int result_validate(const zbso_training_result *r, zbso_err *err);
+
+/* Value checks of a TrialId (job id non-empty, batch size and trial number > 0). */
+int trial_id_validate(const zbso_trial_id *t, zbso_err *err);
+
+#endif

@@ -1,0 +1,121 @@
+/* types.h: the domain values of the batch size optimizer (SPEC §2-3) shared by every
+ * module. Plain structs with fixed maxima: no pointers, so they copy and store simply. */
+#ifndef ZBSO_CORE_TYPES_H
+#define ZBSO_CORE_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/rng.h"
+
+#define ZBSO_ID_MAX 300            /* bytes of a job id or prefix, without the NUL */
+#define ZBSO_MAX_BATCH_SIZES 256   /* batch sizes per job */
+#define ZBSO_GPU_MODEL_MAX 255     /* bytes of gpu_model, without the NUL */
+#define ZBSO_LEASE_RENEW_S 60.0    /* a stored lease is rewritten at most this often */
+
+/* JobSpecFromClient / CreatedJob of seed 001. Defaults come from spec_defaults(). */
+typedef struct zbso_job_spec {
+    char job_id[ZBSO_ID_MAX + 1];         /* "" when the client gave none */
+    char job_id_prefix[ZBSO_ID_MAX + 1];
+    int64_t batch_sizes[ZBSO_MAX_BATCH_SIZES]; /* sorted ascending once validated */
+    size_t n_batch_sizes;
+    int64_t default_batch_size;
+    double eta_knob;
+    bool has_beta_knob;                   /* false: JSON null, early stop disabled */
+    double beta_knob;
+    double target_metric;
+    bool higher_is_better_metric;
+    int64_t max_epochs;
+    int64_t num_pruning_rounds;
+    int64_t window_size;
+    double mab_prior_mean;
+    double mab_prior_precision;
+    int64_t mab_num_explorations;
+    bool has_mab_seed;                    /* false: JSON null, seed from the OS */
+    uint64_t mab_seed;
+    double max_power;                     /* W, all GPUs together */
+    int64_t number_of_gpus;
+    char gpu_model[ZBSO_GPU_MODEL_MAX + 1];
+} zbso_job_spec;
+
+typedef enum zbso_stage { ZBSO_STAGE_PRUNING = 0, ZBSO_STAGE_MAB = 1 } zbso_stage;
+
+typedef enum zbso_trial_type {
+    ZBSO_TRIAL_EXPLORATION = 0,
+    ZBSO_TRIAL_CONCURRENT = 1,
+    ZBSO_TRIAL_MAB = 2,
+} zbso_trial_type;
+
+typedef enum zbso_trial_status {
+    ZBSO_TRIAL_DISPATCHED = 0,
+    ZBSO_TRIAL_SUCCEEDED = 1,
+    ZBSO_TRIAL_FAILED = 2,
+} zbso_trial_status;
+
+/* A job and the state the optimizer keeps for it (SPEC §3). */
+typedef struct zbso_job {
+    zbso_job_spec spec;                   /* spec.job_id is always set here */
+    zbso_stage stage;
+    int64_t exp_default_batch_size;       /* the current pruning round's default */
+    bool has_min_cost;
+    double min_cost;
+    int64_t min_cost_batch_size;          /* = spec.default_batch_size at first */
+    zbso_rng rng;
+    int64_t num_trials;                   /* highest trial number issued; next is +1 */
+    double created_at;                    /* unix seconds */
+} zbso_job;
+
+/* One run of a job. The job id is not repeated here: it is the key the caller holds. */
+typedef struct zbso_trial {
+    int64_t trial_number;                 /* 1, 2, 3, ... per job */
+    int64_t batch_size;
+    zbso_trial_type type;
+    zbso_trial_status status;
+    double start_time;                    /* unix seconds */
+    double end_time;                      /* unix seconds; 0 while Dispatched */
+    double lease_renewed_at;              /* unix seconds of the last stored renewal */
+    /* Set when status is Succeeded: */
+    double time;                          /* s, cumulative */
+    double energy;                        /* J, cumulative */
+    double metric;                        /* last reported metric */
+    int64_t epochs;                       /* current_epoch of the final report */
+    bool converged;
+} zbso_trial;
+
+/* A Gaussian Thompson sampling arm (one per surviving batch size in MAB stage). */
+typedef struct zbso_arm {
+    int64_t batch_size;
+    double param_mean;
+    double param_precision;               /* may be +INFINITY */
+    int64_t num_observations;
+} zbso_arm;
+
+/* TrialId of seed 001: the answer to GET /jobs/batch_size and the body of PATCH /trials. */
+typedef struct zbso_trial_id {
+    char job_id[ZBSO_ID_MAX + 1];
+    int64_t batch_size;
+    int64_t trial_number;
+} zbso_trial_id;
+
+/* TrainingResult of seed 001 (POST /report). time and energy are cumulative. */
+typedef struct zbso_training_result {
+    zbso_trial_id trial;
+    double time;
+    double energy;
+    double metric;
+    int64_t current_epoch;
+} zbso_training_result;
+
+/* ReportResponse of seed 001. */
+typedef struct zbso_report_response {
+    bool stop_train;
+    bool converged;
+    char message[512];
+} zbso_report_response;
+
+const char *zbso_stage_name(zbso_stage s);               /* "Pruning" | "MAB" */
+const char *zbso_trial_type_name(zbso_trial_type t);     /* "Exploration" | ... */
+const char *zbso_trial_status_name(zbso_trial_status s); /* "Dispatched" | ... */
+
+#endif

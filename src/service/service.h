@@ -1,0 +1,54 @@
+/* service.h: the batch size optimizer's operations (SPEC §2-3): each request is one unit of
+ * work on a store, deciding through the pure core. Used by the HTTP layer, `zbso run` in
+ * embedded mode and the simulator. No HTTP, JSON, clock or entropy of its own: the clock
+ * and the entropy source are passed in. */
+#ifndef ZBSO_SERVICE_SERVICE_H
+#define ZBSO_SERVICE_SERVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/types.h"
+#include "store/store.h"
+#include "util/err.h"
+
+typedef struct svc_env {
+    /* Unix time in seconds. */
+    double (*now)(void *ctx);
+    /* Fills words with n random 32-bit words (OS entropy); returns 0 or a negative code. */
+    int (*entropy)(void *ctx, uint32_t *words, size_t n);
+    void *ctx;
+    /* Dispatched trials whose lease is older than this are Failed before the next
+     * decision for their job (ZEUS_BSO_TRIAL_TIMEOUT); 0 disables. */
+    double trial_timeout_s;
+} svc_env;
+
+/* The real clock (CLOCK_REALTIME) and entropy (getrandom) for servers and tools. */
+svc_env svc_env_system(double trial_timeout_s);
+
+/* POST /jobs. spec has been validated (spec_validate) and may have an empty job_id, then
+ * one "<prefix>-<8 hex>" is generated. On success *out is the stored spec and *created is
+ * true for a new job (201), false for an identical re-registration (200).
+ * ZBSO_ECONFLICT: same id, different spec. */
+int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
+                     zbso_job_spec *out, bool *created, zbso_err *err);
+
+/* GET /jobs/batch_size. Dispatches a trial and fills *out.
+ * ZBSO_ENOTFOUND: unknown job. ZBSO_ENOCONV: no batch size converged in pruning. */
+int svc_next_batch_size(store *st, const svc_env *env, const char *job_id,
+                        zbso_trial_id *out, zbso_err *err);
+
+/* POST /report. ZBSO_ENOTFOUND: unknown job or trial (job, batch size and trial number
+ * must all match). ZBSO_ECONFLICT: the trial is Failed. */
+int svc_report(store *st, const svc_env *env, const zbso_training_result *result,
+               zbso_report_response *out, zbso_err *err);
+
+/* PATCH /trials. A Dispatched trial becomes Failed; other states are left as they are.
+ * ZBSO_ENOTFOUND: unknown trial. */
+int svc_end_trial(store *st, const svc_env *env, const zbso_trial_id *trial, zbso_err *err);
+
+/* DELETE /jobs. ZBSO_ENOTFOUND: unknown job. */
+int svc_delete_job(store *st, const svc_env *env, const char *job_id, zbso_err *err);
+
+#endif

@@ -1,0 +1,152 @@
+/* store.h: the storage interface (SPEC §3.7, §4). Domain operations on jobs, trials and
+ * arms, run inside units of work that a backend executes atomically and durably. A backend
+ * is a struct of function pointers with a version field (like sqlite3_vfs); one per
+ * database, each owning its SQL and migrations. Knows nothing of HTTP or JSON. */
+#ifndef ZBSO_STORE_STORE_H
+#define ZBSO_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/types.h"
+#include "util/err.h"
+
+typedef struct store store;         /* an open database: backend + its private state */
+typedef struct store_txn store_txn; /* one unit of work in progress */
+
+/* Filter for store_trials_list. Rows come in ascending trial_number order. */
+typedef struct store_trial_query {
+    unsigned type_mask;     /* bit (1u << zbso_trial_type); 0 means every type */
+    unsigned status_mask;   /* bit (1u << zbso_trial_status); 0 means every status */
+    int64_t batch_size;     /* 0: any batch size */
+    int64_t last_n;         /* > 0: only the last n matching rows (still ascending) */
+} store_trial_query;
+
+/* Called once per row by store_trials_list; a non-zero return stops the listing and is
+ * returned by store_trials_list. */
+typedef int (*store_trial_fn)(void *ctx, const zbso_trial *trial);
+
+/* Domain operations inside a unit of work. Each returns 0 or a negative ZBSO_E* code and
+ * fills err on failure; ZBSO_ESTORE / ZBSO_EUNAVAIL for database failures. */
+typedef struct store_txn_ops {
+    /* Loads a job. With for_update, the job is locked until the unit of work ends (row
+     * lock on PostgreSQL). ZBSO_ENOTFOUND when there is no such job. */
+    int (*job_get)(store_txn *t, const char *job_id, bool for_update, zbso_job *out,
+                   zbso_err *err);
+    /* Inserts a new job. ZBSO_ECONFLICT when the id exists. */
+    int (*job_insert)(store_txn *t, const zbso_job *job, zbso_err *err);
+    /* Writes the mutable state of a job (stage, exp_default_batch_size, min cost, rng,
+     * num_trials). The spec is immutable. ZBSO_ENOTFOUND when there is no such job. */
+    int (*job_update)(store_txn *t, const zbso_job *job, zbso_err *err);
+    /* Deletes a job with its trials and arms. ZBSO_ENOTFOUND when there is no such job. */
+    int (*job_delete)(store_txn *t, const char *job_id, zbso_err *err);
+    /* Calls fn for every job id, ascending; for listing and tools. */
+    int (*job_ids)(store_txn *t, int (*fn)(void *ctx, const char *job_id), void *ctx,
+                   zbso_err *err);
+
+    /* Inserts a trial. ZBSO_ECONFLICT when (job_id, trial_number) exists. */
+    int (*trial_insert)(store_txn *t, const char *job_id, const zbso_trial *trial,
+                        zbso_err *err);
+    /* ZBSO_ENOTFOUND when there is no such trial. */
+    int (*trial_get)(store_txn *t, const char *job_id, int64_t trial_number,
+                     zbso_trial *out, zbso_err *err);
+    /* Rewrites every field of an existing trial (keyed by trial_number). */
+    int (*trial_update)(store_txn *t, const char *job_id, const zbso_trial *trial,
+                        zbso_err *err);
+    /* Lists the job's trials that match q, ascending by trial number. */
+    int (*trials_list)(store_txn *t, const char *job_id, const store_trial_query *q,
+                       store_trial_fn fn, void *ctx, zbso_err *err);
+    /* Marks the job's Dispatched trials whose lease_renewed_at < cutoff as Failed with
+     * end_time = now. *n_failed (may be NULL) receives how many. */
+    int (*trials_fail_stale)(store_txn *t, const char *job_id, double cutoff, double now,
+                             int64_t *n_failed, zbso_err *err);
+
+    /* Writes the job's arms, ascending by batch size, into out (capacity cap). */
+    int (*arms_get)(store_txn *t, const char *job_id, zbso_arm *out, size_t cap,
+                    size_t *n_out, zbso_err *err);
+    /* Inserts or replaces the arm of arm->batch_size. */
+    int (*arm_put)(store_txn *t, const char *job_id, const zbso_arm *arm, zbso_err *err);
+} store_txn_ops;
+
+struct store_txn {
+    const store_txn_ops *ops;
+};
+
+/* A unit of work: runs inside a transaction; returns 0 to commit, a negative code to roll
+ * back everything it did (err says why). */
+typedef int (*store_work_fn)(store_txn *t, void *arg, zbso_err *err);
+
+typedef struct store_options {
+    bool create_if_empty;  /* create the schema in a new, empty database */
+    bool migrate;          /* upgrade an older schema instead of refusing */
+    bool echo_sql;         /* log every statement at INFO (ZEUS_BSO_ECHO_SQL) */
+    const char *db_user;     /* ZEUS_BSO_DB_USER: fills a URL without a user; may be NULL */
+    const char *db_password; /* ZEUS_BSO_DB_PASSWORD, likewise */
+} store_options;
+
+/* A backend. Version 1 has exactly these members. */
+typedef struct store_backend {
+    int version;
+    const char *name;                    /* "sqlite", "postgresql" */
+    /* Opens the database at url (already known to be this backend's scheme). */
+    int (*open)(const char *url, const store_options *opt, store **out, zbso_err *err);
+    void (*close)(store *st);
+    /* Runs fn atomically; returns only after a commit is durable (synced). Safe to call
+     * from many threads at once; calls for one job are serialized by the backend (one
+     * writer, or a row lock from job_get(for_update)). Returns fn's code, or a database
+     * error. */
+    int (*exec)(store *st, store_work_fn fn, void *arg, zbso_err *err);
+    /* Schema version of the open database (0: empty). */
+    int (*schema_version)(store *st, int *out, zbso_err *err);
+    /* Upgrades the open database to version `to` (0: latest). */
+    int (*migrate)(store *st, int to, zbso_err *err);
+    /* The SQL that migrates a database from version `from` to `to` (0: latest), as a
+     * static-lifetime string written to fn line by line; touches no database. */
+    int (*migrate_sql)(int from, int to, void (*fn)(void *ctx, const char *sql), void *ctx,
+                       zbso_err *err);
+    int latest_schema_version;
+} store_backend;
+
+struct store {
+    const store_backend *backend;
+};
+
+/* Picks the backend from the URL scheme: sqlite:///path, sqlite+aiosqlite:///path,
+ * postgresql://..., postgresql+asyncpg://... Other schemes: ZBSO_EINVAL naming the
+ * supported ones. Returns NULL in that case. */
+const store_backend *store_backend_for_url(const char *url, zbso_err *err);
+
+/* store_backend_for_url + open. */
+int store_open(const char *url, const store_options *opt, store **out, zbso_err *err);
+void store_close(store *st);
+int store_exec(store *st, store_work_fn fn, void *arg, zbso_err *err);
+
+/* Short wrappers so callers write store_job_get(t, ...) */
+static inline int store_job_get(store_txn *t, const char *id, bool upd, zbso_job *o, zbso_err *e)
+{ return t->ops->job_get(t, id, upd, o, e); }
+static inline int store_job_insert(store_txn *t, const zbso_job *j, zbso_err *e)
+{ return t->ops->job_insert(t, j, e); }
+static inline int store_job_update(store_txn *t, const zbso_job *j, zbso_err *e)
+{ return t->ops->job_update(t, j, e); }
+static inline int store_job_delete(store_txn *t, const char *id, zbso_err *e)
+{ return t->ops->job_delete(t, id, e); }
+static inline int store_trial_insert(store_txn *t, const char *id, const zbso_trial *tr, zbso_err *e)
+{ return t->ops->trial_insert(t, id, tr, e); }
+static inline int store_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *o, zbso_err *e)
+{ return t->ops->trial_get(t, id, n, o, e); }
+static inline int store_trial_update(store_txn *t, const char *id, const zbso_trial *tr, zbso_err *e)
+{ return t->ops->trial_update(t, id, tr, e); }
+static inline int store_trials_list(store_txn *t, const char *id, const store_trial_query *q,
+                                    store_trial_fn fn, void *ctx, zbso_err *e)
+{ return t->ops->trials_list(t, id, q, fn, ctx, e); }
+static inline int store_trials_fail_stale(store_txn *t, const char *id, double cutoff,
+                                          double now, int64_t *n, zbso_err *e)
+{ return t->ops->trials_fail_stale(t, id, cutoff, now, n, e); }
+static inline int store_arms_get(store_txn *t, const char *id, zbso_arm *o, size_t cap,
+                                 size_t *n, zbso_err *e)
+{ return t->ops->arms_get(t, id, o, cap, n, e); }
+static inline int store_arm_put(store_txn *t, const char *id, const zbso_arm *a, zbso_err *e)
+{ return t->ops->arm_put(t, id, a, e); }
+
+#endif
