@@ -83,6 +83,10 @@ typedef struct store_options {
     bool echo_sql;         /* log every statement at INFO (ZEUS_BSO_ECHO_SQL) */
     const char *db_user;     /* ZEUS_BSO_DB_USER: fills a URL without a user; may be NULL */
     const char *db_password; /* ZEUS_BSO_DB_PASSWORD, likewise */
+    /* zbso migrate: open a database at any schema version (0 included) without creating,
+     * upgrading or refusing it, so that migrate(st, to) can then take it to `to`.
+     * Overrides create_if_empty and migrate. */
+    bool any_schema;
 } store_options;
 
 /* A backend. Version 1 has exactly these members. */
