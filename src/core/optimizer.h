@@ -1,0 +1,105 @@
+/* optimizer.h: the pure decisions of the batch size optimizer (SPEC §3): cost, numpy-exact
+ * statistics, pruning, Gaussian Thompson sampling arms and the report decision. No I/O,
+ * clock or entropy: the caller passes in the job, its trials, the time and the generator. */
+#ifndef ZBSO_CORE_OPTIMIZER_H
+#define ZBSO_CORE_OPTIMIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/rng.h"
+#include "core/types.h"
+#include "util/err.h"
+
+/* ---- cost and statistics (stats.c) ---- */
+
+/* Zeus's zeus_cost: eta * energy + (1 - eta) * max_power * time, evaluated left to right
+ * exactly as Python does, so costs match Zeus bit for bit. */
+double opt_cost(double energy_j, double time_s, double eta, double max_power_w);
+
+/* The cost of a Succeeded trial under the job's eta and max_power. */
+double opt_trial_cost(const zbso_job_spec *spec, const zbso_trial *trial);
+
+/* numpy's pairwise summation of a float64 array (np.sum); 0.0 for n = 0. */
+double opt_sum(const double *a, size_t n);
+
+/* np.mean: opt_sum / n. n must be >= 1. */
+double opt_mean(const double *a, size_t n);
+
+/* np.var (population variance, ddof 0) with numpy's summation. n must be >= 1. */
+double opt_var(const double *a, size_t n);
+
+/* Writes d with the digits of Python's repr() (shortest text that reads back to d: "0.1",
+ * "800.0", "inf"; large or tiny values use C's exponent form "1e+20") into buf, which holds at least OPT_FMT_DOUBLE_MAX bytes; returns buf.
+ * For messages that name a value. */
+#define OPT_FMT_DOUBLE_MAX 40
+char *opt_fmt_double(char *buf, double d);
+
+/* ---- pruning (prune.c) ---- */
+
+typedef enum opt_prune_kind {
+    OPT_PRUNE_EXPLORE = 0,    /* dispatch an Exploration trial with batch_size */
+    OPT_PRUNE_CONCURRENT = 1, /* an exploration is outstanding: Concurrent trial with batch_size */
+    OPT_PRUNE_TO_MAB = 2,     /* pruning is over: arms from survivors, then MAB */
+} opt_prune_kind;
+
+typedef struct opt_prune_decision {
+    opt_prune_kind kind;
+    int64_t batch_size;       /* EXPLORE, CONCURRENT: the batch size to dispatch */
+    int64_t round_default;    /* the default of the round decided in (exp_default_batch_size) */
+    int64_t round;            /* the round decided in; num_pruning_rounds for TO_MAB */
+    int64_t survivors[ZBSO_MAX_BATCH_SIZES]; /* TO_MAB: ascending */
+    size_t n_survivors;
+} opt_prune_decision;
+
+/* Decides the next pruning step (SPEC §3.1) from the job and its Exploration trials that
+ * are not Failed, in trial-number order (explorations of batch sizes not in the spec are
+ * ignored). Returns 0 with *out filled; ZBSO_ENOCONV when a round ends with no converged
+ * batch size (message says to re-register with other batch sizes); ZBSO_EINTERNAL when a
+ * trial passed in is Failed or not an Exploration. */
+int opt_prune_next(const zbso_job *job, const zbso_trial *explorations, size_t n,
+                   opt_prune_decision *out, zbso_err *err);
+
+/* ---- bandit (bandit.c) ---- */
+
+/* Fits the arm of batch_size from rewards r[0..n-1] (reward = -cost) and the prior
+ * (SPEC §3.3). n = 0 gives the prior with 0 observations. Cannot fail. */
+void opt_arm_fit(int64_t batch_size, double prior_mean, double prior_precision,
+                 const double *rewards, size_t n, zbso_arm *out);
+
+/* The MAB choice (SPEC §3.1): a random permutation of the arms (ascending by batch size);
+ * the first with num_observations < num_explorations wins; else one normal sample per arm
+ * in ascending order, the largest (first on ties) wins. Advances rng. Returns 0 with
+ * *batch_size set; ZBSO_EINTERNAL when n is 0 or over ZBSO_MAX_BATCH_SIZES. */
+int opt_mab_choose(zbso_rng *rng, const zbso_arm *arms, size_t n, int64_t num_explorations,
+                   int64_t *batch_size, zbso_err *err);
+
+/* ---- report (report.c) ---- */
+
+typedef enum opt_report_kind {
+    OPT_REPORT_CONTINUE = 0, /* keep training; store only the lease when renew_lease */
+    OPT_REPORT_END = 1,      /* the trial ends: store trial, maybe the min cost, refit arm */
+    OPT_REPORT_REPEATED = 2, /* the trial already has a result: change nothing */
+} opt_report_kind;
+
+typedef struct opt_report_decision {
+    opt_report_kind kind;
+    bool renew_lease;         /* CONTINUE: trial.lease_renewed_at must be rewritten */
+    bool update_min_cost;     /* END: min_cost/min_cost_batch_size become this trial's */
+    double cost;              /* the reported cost (CONTINUE, END) */
+    zbso_trial trial;         /* the trial as it must be stored (CONTINUE with renew, END) */
+    zbso_report_response response;
+} opt_report_decision;
+
+/* Decides a report (SPEC §3.2) for trial, which the caller found by the result's job id
+ * and trial number, at unix time now. Returns 0 with *out filled; ZBSO_ENOTFOUND when the
+ * trial's batch size differs from the result's; ZBSO_ECONFLICT when the trial is Failed. */
+int opt_report_decide(const zbso_job *job, const zbso_trial *trial,
+                      const zbso_training_result *result, double now,
+                      opt_report_decision *out, zbso_err *err);
+
+/* The message of a continuing report, as Zeus words it. */
+#define OPT_MSG_CONTINUE "Stop condition not met, keep training"
+
+#endif

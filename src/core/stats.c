@@ -1,0 +1,102 @@
+/* stats.c: the cost formula and numpy-exact float64 sum, mean and variance (pairwise
+ * summation as numpy 1.24's pairwise_sum_DOUBLE). Pure arithmetic: no allocation, no I/O. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/optimizer.h"
+
+double opt_cost(double energy_j, double time_s, double eta, double max_power_w)
+{
+    /* Python evaluates `eta * energy + (1 - eta) * max_power * time` left to right:
+     * (eta * energy) + (((1 - eta) * max_power) * time). Keep that order. */
+    double energy_term = eta * energy_j;
+    double time_term = ((1.0 - eta) * max_power_w) * time_s;
+    return energy_term + time_term;
+}
+
+double opt_trial_cost(const zbso_job_spec *spec, const zbso_trial *trial)
+{
+    return opt_cost(trial->energy, trial->time, spec->eta_knob, spec->max_power);
+}
+
+/* Element i as summed: a[i], or (a[i] - center)^2 when squared deviations are summed, so
+ * np.var's `x = arr - mean; x = x * x; sum(x)` needs no temporary array. */
+static double elem(const double *a, size_t i, double center, int sq_dev)
+{
+    if (!sq_dev)
+        return a[i];
+    double d = a[i] - center;
+    return d * d;
+}
+
+/* numpy's pairwise_sum_DOUBLE: returns the sum in numpy's exact order of additions. */
+static double pairwise(const double *a, size_t n, double center, int sq_dev)
+{
+    if (n < 8) {
+        double res = 0.;
+        for (size_t i = 0; i < n; i++)
+            res += elem(a, i, center, sq_dev);
+        return res;
+    }
+    if (n <= 128) {
+        double r[8];
+        size_t i;
+        for (size_t j = 0; j < 8; j++)
+            r[j] = elem(a, j, center, sq_dev);
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (size_t j = 0; j < 8; j++)
+                r[j] += elem(a, i + j, center, sq_dev);
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++)
+            res += elem(a, i, center, sq_dev);
+        return res;
+    }
+    size_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise(a, n2, center, sq_dev) + pairwise(a + n2, n - n2, center, sq_dev);
+}
+
+double opt_sum(const double *a, size_t n)
+{
+    /* np.add.reduce starts from the identity 0.0 and adds the pairwise sum to it. */
+    return 0.0 + pairwise(a, n, 0.0, 0);
+}
+
+double opt_mean(const double *a, size_t n)
+{
+    return opt_sum(a, n) / (double)n;
+}
+
+double opt_var(const double *a, size_t n)
+{
+    double mean = opt_mean(a, n);
+    return (0.0 + pairwise(a, n, mean, 1)) / (double)n;
+}
+
+char *opt_fmt_double(char *buf, double d)
+{
+    if (isnan(d)) {
+        snprintf(buf, OPT_FMT_DOUBLE_MAX, "nan");
+        return buf;
+    }
+    if (isinf(d)) {
+        snprintf(buf, OPT_FMT_DOUBLE_MAX, "%sinf", d < 0 ? "-" : "");
+        return buf;
+    }
+    /* The shortest %.*g that reads back exactly: the digits Python's repr picks. */
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, OPT_FMT_DOUBLE_MAX, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            break;
+    }
+    /* Python marks an integral float with ".0" ("800.0"). */
+    if (strpbrk(buf, ".eEn") == NULL) {
+        size_t len = strlen(buf);
+        if (len + 2 < OPT_FMT_DOUBLE_MAX)
+            memcpy(buf + len, ".0", 3);
+    }
+    return buf;
+}
