@@ -1,0 +1,15 @@
+/* cli.h: the `zbso` commands that main.c's table dispatches to. Each takes the command's
+ * own argv (argv[0] is the command name) and returns the process exit status. */
+#ifndef ZBSO_CLI_CLI_H
+#define ZBSO_CLI_CLI_H
+
+/* Exit statuses: 0 success, 1 a runtime failure (database, network), 2 a usage error. */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+
+/* `zbso serve`: runs the BSO server until SIGTERM/SIGINT. */
+int cli_serve(int argc, char **argv);
+
+/* `zbso migrate`: applies the schema, or prints its SQL with --sql. */
+int cli_migrate(int argc, char **argv);
+
+#endif

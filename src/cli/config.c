@@ -1,0 +1,453 @@
+/* config.c: defaults, `.env` parsing and lookup, and ZEUS_BSO_* environment variables.
+ * dotenv_parse is pure and bounded (it parses untrusted bytes); file and environment access
+ * live only in config_load. */
+#include "cli/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+void config_defaults(cli_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    snprintf(cfg->database_url, sizeof cfg->database_url, "%s", "sqlite:///zbso.db");
+    snprintf(cfg->host, sizeof cfg->host, "%s", "127.0.0.1");
+    cfg->port = 8000;
+    cfg->log_level = LOG_INFO;
+    cfg->echo_sql = false;
+    cfg->trial_timeout_s = 86400.0;
+}
+
+int config_copy(const char *what, const char *text, char *dst, size_t cap, zbso_err *err)
+{
+    size_t n = strlen(text);
+    if (n >= cap)
+        return err_set(err, ZBSO_EINVAL, "%s is %zu bytes long; at most %zu are allowed",
+                       what, n, cap - 1);
+    memcpy(dst, text, n + 1);
+    return 0;
+}
+
+int config_parse_port(const char *what, const char *text, int *out, zbso_err *err)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (text[0] == '\0' || !isdigit((unsigned char)text[0]) || *end != '\0' || errno != 0 ||
+        v < 0 || v > 65535)
+        return err_set(err, ZBSO_EINVAL, "%s '%s' is not a port number (an integer 0-65535)",
+                       what, text);
+    *out = (int)v;
+    return 0;
+}
+
+int config_parse_timeout(const char *what, const char *text, double *out, zbso_err *err)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    /* strtod accepts "nan", "inf" and hex floats; a timeout is plain decimal seconds. */
+    bool plain = text[0] != '\0';
+    for (const char *p = text; *p; p++)
+        if (!isdigit((unsigned char)*p) && *p != '.')
+            plain = false;
+    if (!plain || *end != '\0' || errno != 0 || !isfinite(v) || v < 0)
+        return err_set(err, ZBSO_EINVAL,
+                       "%s '%s' is not a number of seconds (>= 0; 0 disables the timeout)",
+                       what, text);
+    *out = v;
+    return 0;
+}
+
+int config_parse_bool(const char *what, const char *text, bool *out, zbso_err *err)
+{
+    static const char *const yes[] = {"true", "1", "yes", "on"};
+    static const char *const no[] = {"false", "0", "no", "off"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (strcasecmp(text, yes[i]) == 0) {
+            *out = true;
+            return 0;
+        }
+        if (strcasecmp(text, no[i]) == 0) {
+            *out = false;
+            return 0;
+        }
+    }
+    return err_set(err, ZBSO_EINVAL, "%s '%s' is not a boolean (true or false)", what, text);
+}
+
+void config_redact_url(const char *url, char *out, size_t cap)
+{
+    const char *sep = strstr(url, "://");
+    const char *at = sep ? strchr(sep + 3, '@') : NULL;
+    const char *slash = sep ? strchr(sep + 3, '/') : NULL;
+    if (!at || (slash && slash < at))
+        snprintf(out, cap, "%s", url);
+    else
+        snprintf(out, cap, "%.*s***%s", (int)(sep + 3 - url), url, at);
+}
+
+/* ---- .env text ---------------------------------------------------------------------- */
+
+static bool is_blank(char c) { return c == ' ' || c == '\t'; }
+static bool is_eol(char c) { return c == '\n' || c == '\r'; }
+static bool is_key_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
+static bool is_key_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '-';
+}
+
+/* The parser's cursor over the text: position, line number for messages, and where the
+ * unquoted value goes (bounded by DOTENV_VALUE_MAX). */
+typedef struct dotenv_cursor {
+    const char *s;
+    size_t len, i;
+    unsigned line;
+    char val[DOTENV_VALUE_MAX + 1];
+    size_t n_val;
+} dotenv_cursor;
+
+static int val_push(dotenv_cursor *c, char ch, zbso_err *err)
+{
+    if (ch == '\0')
+        return err_set(err, ZBSO_EINVAL, ".env line %u: the value contains a NUL byte", c->line);
+    if (c->n_val >= DOTENV_VALUE_MAX)
+        return err_set(err, ZBSO_EINVAL, ".env line %u: the value is longer than %u bytes",
+                       c->line, (unsigned)DOTENV_VALUE_MAX);
+    c->val[c->n_val++] = ch;
+    return 0;
+}
+
+static void skip_to_eol(dotenv_cursor *c)
+{
+    while (c->i < c->len && !is_eol(c->s[c->i]))
+        c->i++;
+}
+
+/* Reads a quoted value starting at the opening quote. Returns 0 or ZBSO_EINVAL. */
+static int read_quoted(dotenv_cursor *c, zbso_err *err)
+{
+    char q = c->s[c->i++];
+    unsigned start_line = c->line;
+    while (c->i < c->len) {
+        char ch = c->s[c->i++];
+        if (ch == q)
+            return 0;
+        if (ch == '\n')
+            c->line++;
+        if (q == '"' && ch == '\\' && c->i < c->len) {
+            char e = c->s[c->i++];
+            switch (e) {
+            case 'n': ch = '\n'; break;
+            case 't': ch = '\t'; break;
+            case 'r': ch = '\r'; break;
+            case '"': case '\\': case '$': ch = e; break;
+            default:
+                /* Unknown escapes stay as written, as python-dotenv keeps them. */
+                if (val_push(c, '\\', err) < 0)
+                    return err->code;
+                ch = e;
+                if (e == '\n')
+                    c->line++;
+            }
+        }
+        if (val_push(c, ch, err) < 0)
+            return err->code;
+    }
+    return err_set(err, ZBSO_EINVAL, ".env line %u: the %s quote is never closed", start_line,
+                   q == '"' ? "double" : "single");
+}
+
+/* Reads a bare value up to the end of the line, dropping a ` # comment` and the blanks
+ * around the value. Returns 0 or ZBSO_EINVAL. */
+static int read_bare(dotenv_cursor *c, zbso_err *err)
+{
+    while (c->i < c->len && !is_eol(c->s[c->i])) {
+        char ch = c->s[c->i];
+        if (ch == '#' && (c->n_val == 0 || is_blank(c->val[c->n_val - 1]))) {
+            skip_to_eol(c);
+            break;
+        }
+        if (val_push(c, ch, err) < 0)
+            return err->code;
+        c->i++;
+    }
+    while (c->n_val > 0 && is_blank(c->val[c->n_val - 1]))
+        c->n_val--;
+    return 0;
+}
+
+int dotenv_parse(const char *text, size_t len, dotenv_fn fn, void *ctx, zbso_err *err)
+{
+    zbso_err local;
+    if (!err)
+        err = &local;
+    int rc = 0;
+    dotenv_cursor *c = calloc(1, sizeof *c);
+    if (!c)
+        return err_set(err, ZBSO_ENOMEM, "out of memory parsing .env text");
+    c->s = text;
+    c->len = len;
+    c->line = 1;
+    char key[DOTENV_KEY_MAX + 1];
+
+    while (c->i < c->len) {
+        while (c->i < c->len && is_blank(c->s[c->i]))
+            c->i++;
+        if (c->i >= c->len)
+            break;
+        char ch = c->s[c->i];
+        if (is_eol(ch)) {
+            if (ch == '\n')
+                c->line++;
+            c->i++;
+            continue;
+        }
+        if (ch == '#') {
+            skip_to_eol(c);
+            continue;
+        }
+        if (c->len - c->i > 7 && memcmp(c->s + c->i, "export", 6) == 0 &&
+            is_blank(c->s[c->i + 6])) {
+            c->i += 6;
+            while (c->i < c->len && is_blank(c->s[c->i]))
+                c->i++;
+        }
+        size_t n_key = 0;
+        if (c->i >= c->len || !is_key_start(c->s[c->i])) {
+            rc = err_set(err, ZBSO_EINVAL,
+                         ".env line %u: expected KEY=VALUE with KEY made of letters, digits "
+                         "and '_' (not starting with a digit)", c->line);
+            goto out;
+        }
+        while (c->i < c->len && is_key_char(c->s[c->i])) {
+            if (n_key >= DOTENV_KEY_MAX) {
+                rc = err_set(err, ZBSO_EINVAL, ".env line %u: the key is longer than %u bytes",
+                             c->line, (unsigned)DOTENV_KEY_MAX);
+                goto out;
+            }
+            key[n_key++] = c->s[c->i++];
+        }
+        key[n_key] = '\0';
+        while (c->i < c->len && is_blank(c->s[c->i]))
+            c->i++;
+        if (c->i >= c->len || c->s[c->i] != '=') {
+            rc = err_set(err, ZBSO_EINVAL, ".env line %u: '%s' is not followed by '='",
+                         c->line, key);
+            goto out;
+        }
+        c->i++;
+        while (c->i < c->len && is_blank(c->s[c->i]))
+            c->i++;
+        c->n_val = 0;
+        if (c->i < c->len && (c->s[c->i] == '"' || c->s[c->i] == '\'')) {
+            rc = read_quoted(c, err);
+            if (rc < 0)
+                goto out;
+            while (c->i < c->len && is_blank(c->s[c->i]))
+                c->i++;
+            if (c->i < c->len && c->s[c->i] == '#')
+                skip_to_eol(c);
+            if (c->i < c->len && !is_eol(c->s[c->i])) {
+                rc = err_set(err, ZBSO_EINVAL,
+                             ".env line %u: unexpected text after the closing quote of %s",
+                             c->line, key);
+                goto out;
+            }
+        } else {
+            rc = read_bare(c, err);
+            if (rc < 0)
+                goto out;
+        }
+        c->val[c->n_val] = '\0';
+        rc = fn(ctx, key, c->val);
+        if (rc != 0)
+            goto out;
+    }
+out:
+    free(c);
+    return rc;
+}
+
+/* ---- loading ------------------------------------------------------------------------ */
+
+enum cfg_key {
+    K_DATABASE_URL, K_SERVER_PORT, K_HOST, K_LOG_LEVEL, K_ECHO_SQL, K_DB_USER,
+    K_DB_PASSWORD, K_TRIAL_TIMEOUT, K_API_TOKEN, K_COUNT
+};
+
+static const char *const key_names[K_COUNT] = {
+    "ZEUS_BSO_DATABASE_URL", "ZEUS_BSO_SERVER_PORT", "ZEUS_BSO_HOST",
+    "ZEUS_BSO_LOG_LEVEL", "ZEUS_BSO_ECHO_SQL", "ZEUS_BSO_DB_USER",
+    "ZEUS_BSO_DB_PASSWORD", "ZEUS_BSO_TRIAL_TIMEOUT", "ZEUS_BSO_API_TOKEN",
+};
+
+/* Values of our keys found in a `.env` file (heap copies; the last assignment wins). */
+typedef struct dotenv_values {
+    char *v[K_COUNT];
+} dotenv_values;
+
+static int keep_known(void *ctx, const char *key, const char *value)
+{
+    dotenv_values *dv = ctx;
+    for (int k = 0; k < K_COUNT; k++) {
+        if (strcmp(key, key_names[k]) != 0)
+            continue;
+        char *copy = strdup(value);
+        if (!copy)
+            return ZBSO_ENOMEM;
+        free(dv->v[k]);
+        dv->v[k] = copy;
+    }
+    return 0;
+}
+
+/* Reads the whole file at path into *out (NUL-terminated, caller frees). Returns 1 when
+ * read, 0 when there is no such file, or a negative code with err set. */
+static int read_small_file(const char *path, char **out, size_t *n_out, zbso_err *err)
+{
+    int rc = 0;
+    char *buf = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return 0;
+        return err_set(err, ZBSO_EIO, "cannot open %s: %s", path, strerror(errno));
+    }
+    buf = malloc(DOTENV_MAX_BYTES + 1);
+    if (!buf) {
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory reading %s", path);
+        goto out;
+    }
+    size_t n = fread(buf, 1, DOTENV_MAX_BYTES + 1, f);
+    if (ferror(f)) {
+        rc = err_set(err, ZBSO_EIO, "cannot read %s: %s", path, strerror(errno));
+        goto out;
+    }
+    if (n > DOTENV_MAX_BYTES) {
+        rc = err_set(err, ZBSO_EINVAL, "%s is larger than %u bytes", path,
+                     (unsigned)DOTENV_MAX_BYTES);
+        goto out;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *n_out = n;
+    buf = NULL;
+    rc = 1;
+out:
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+/* Finds the first `.env` in the working directory or its parents and parses it into dv.
+ * path receives the file's name ("" when none). Returns 0 or a negative code. */
+static int load_dotenv(dotenv_values *dv, char *path, size_t cap, zbso_err *err)
+{
+    int rc = 0;
+    char *text = NULL;
+    char dir[PATH_MAX];
+    path[0] = '\0';
+    if (!getcwd(dir, sizeof dir))
+        return 0; /* a deleted or unreachable working directory has no .env to offer */
+    for (;;) {
+        size_t n_text = 0;
+        int n = snprintf(path, cap, "%s/.env", strcmp(dir, "/") == 0 ? "" : dir);
+        if (n < 0 || (size_t)n >= cap) {
+            path[0] = '\0';
+            goto out;
+        }
+        rc = read_small_file(path, &text, &n_text, err);
+        if (rc < 0)
+            goto out;
+        if (rc == 1) {
+            zbso_err perr;
+            err_clear(&perr);
+            rc = dotenv_parse(text, n_text, keep_known, dv, &perr);
+            if (rc == ZBSO_ENOMEM)
+                rc = err_set(err, rc, "out of memory reading %s", path);
+            else if (rc < 0)
+                rc = err_set(err, rc, "%s: %s", path, perr.msg);
+            goto out;
+        }
+        char *slash = strrchr(dir, '/');
+        if (!slash || strcmp(dir, "/") == 0) {
+            path[0] = '\0';
+            goto out;
+        }
+        if (slash == dir)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
+    }
+out:
+    free(text);
+    return rc < 0 ? rc : 0;
+}
+
+/* Applies one variable's value to cfg. what names it (and its file) in messages. */
+static int apply(cli_config *cfg, int k, const char *what, const char *v, zbso_err *err)
+{
+    switch (k) {
+    case K_DATABASE_URL:
+        return config_copy(what, v, cfg->database_url, sizeof cfg->database_url, err);
+    case K_SERVER_PORT:
+        return config_parse_port(what, v, &cfg->port, err);
+    case K_HOST:
+        if (v[0] == '\0')
+            return err_set(err, ZBSO_EINVAL, "%s is empty; give an address to listen on", what);
+        return config_copy(what, v, cfg->host, sizeof cfg->host, err);
+    case K_LOG_LEVEL: {
+        int level = log_level_parse(v);
+        cfg->log_level = level < 0 ? LOG_INFO : level;
+        return 0;
+    }
+    case K_ECHO_SQL:
+        return config_parse_bool(what, v, &cfg->echo_sql, err);
+    case K_DB_USER:
+        return config_copy(what, v, cfg->db_user, sizeof cfg->db_user, err);
+    case K_DB_PASSWORD:
+        return config_copy(what, v, cfg->db_password, sizeof cfg->db_password, err);
+    case K_TRIAL_TIMEOUT:
+        return config_parse_timeout(what, v, &cfg->trial_timeout_s, err);
+    case K_API_TOKEN:
+        return config_copy(what, v, cfg->api_token, sizeof cfg->api_token, err);
+    default:
+        return err_set(err, ZBSO_EINTERNAL, "unknown configuration key %d", k);
+    }
+}
+
+int config_load(cli_config *cfg, zbso_err *err)
+{
+    dotenv_values dv = {{0}};
+    char what[CFG_URL_MAX + 64];
+    int rc = load_dotenv(&dv, cfg->dotenv_path, sizeof cfg->dotenv_path, err);
+    if (rc < 0)
+        goto out;
+    for (int k = 0; k < K_COUNT; k++) {
+        const char *v = getenv(key_names[k]);
+        if (v) {
+            snprintf(what, sizeof what, "%s", key_names[k]);
+        } else if (dv.v[k]) {
+            v = dv.v[k];
+            snprintf(what, sizeof what, "%s (from %s)", key_names[k], cfg->dotenv_path);
+        } else {
+            continue;
+        }
+        rc = apply(cfg, k, what, v, err);
+        if (rc < 0)
+            goto out;
+    }
+out:
+    for (int k = 0; k < K_COUNT; k++)
+        free(dv.v[k]);
+    return rc;
+}

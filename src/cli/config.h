@@ -1,0 +1,67 @@
+/* config.h: the server configuration of SPEC §5: defaults, a `.env` file, the environment
+ * (which wins over `.env`) and, applied by the commands, command-line flags. The `.env`
+ * text parser is pure (no I/O) so it can be fuzzed; only config_load touches files. */
+#ifndef ZBSO_CLI_CONFIG_H
+#define ZBSO_CLI_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/err.h"
+
+#define CFG_URL_MAX 4096         /* bytes of a database URL, without the NUL */
+#define CFG_HOST_MAX 255
+#define CFG_SECRET_MAX 1023      /* user, password, API token */
+#define DOTENV_MAX_BYTES (1u << 20) /* a larger `.env` file is refused */
+#define DOTENV_VALUE_MAX 8191    /* bytes of one value after unquoting */
+#define DOTENV_KEY_MAX 255
+
+typedef struct cli_config {
+    char database_url[CFG_URL_MAX + 1];
+    char host[CFG_HOST_MAX + 1];
+    int port;                        /* 0..65535; 0 asks for an ephemeral port */
+    int log_level;                   /* enum log_level */
+    bool echo_sql;
+    char db_user[CFG_SECRET_MAX + 1];     /* "" when not configured */
+    char db_password[CFG_SECRET_MAX + 1];
+    double trial_timeout_s;          /* >= 0; 0 disables stale-trial failing */
+    char api_token[CFG_SECRET_MAX + 1];   /* "" means no authentication */
+    char dotenv_path[CFG_URL_MAX + 1];    /* the `.env` file that was read, or "" */
+} cli_config;
+
+/* Called by dotenv_parse once per assignment, in file order. key and value are
+ * NUL-terminated and valid only during the call. A non-zero return stops parsing and is
+ * returned by dotenv_parse. */
+typedef int (*dotenv_fn)(void *ctx, const char *key, const char *value);
+
+/* Parses `.env` text (len bytes, need not be NUL-terminated): lines `KEY=VALUE` with an
+ * optional `export ` prefix; blank lines and `#` comments are skipped; VALUE may be
+ * 'single quoted' (literal), "double quoted" (\n \t \" \\ escapes, may span lines) or bare
+ * (trailing ` # comment` and surrounding blanks removed). Returns 0, fn's non-zero code, or
+ * ZBSO_EINVAL with err naming the line number and the problem (no `=`, a bad key, an
+ * unterminated quote, text after a closing quote, a value over DOTENV_VALUE_MAX). */
+int dotenv_parse(const char *text, size_t len, dotenv_fn fn, void *ctx, zbso_err *err);
+
+/* Fills cfg with SPEC §5's defaults: sqlite:///zbso.db, 127.0.0.1:8000, INFO, no echo,
+ * trial timeout 86400 s, no token. */
+void config_defaults(cli_config *cfg);
+
+/* Applies the first `.env` found in the working directory or one of its parents, then the
+ * ZEUS_BSO_* environment variables (which win), on top of cfg. Returns 0, or ZBSO_EINVAL /
+ * ZBSO_EIO with err naming the variable (and the file) and the offending value. An unknown
+ * ZEUS_BSO_LOG_LEVEL falls back to INFO, as Zeus does. */
+int config_load(cli_config *cfg, zbso_err *err);
+
+/* Value parsers shared by the environment and the flags; `what` names the source in the
+ * message ("--port", "ZEUS_BSO_SERVER_PORT"). Each returns 0 or ZBSO_EINVAL. */
+int config_parse_port(const char *what, const char *text, int *out, zbso_err *err);
+int config_parse_timeout(const char *what, const char *text, double *out, zbso_err *err);
+int config_parse_bool(const char *what, const char *text, bool *out, zbso_err *err);
+/* Copies text into dst (capacity cap bytes including the NUL); ZBSO_EINVAL when longer. */
+int config_copy(const char *what, const char *text, char *dst, size_t cap, zbso_err *err);
+
+/* Copies url into out (capacity cap) with a `user:password@` part replaced by `***@`, so
+ * URLs can be logged without their secrets. Truncates to fit. */
+void config_redact_url(const char *url, char *out, size_t cap);
+
+#endif

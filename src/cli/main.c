@@ -1,0 +1,48 @@
+/* main.c: the `zbso` command table: dispatches argv[1] to a command, prints usage and the
+ * version. Holds no command logic of its own. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    {"serve", cli_serve, "run the batch size optimizer server (HTTP/JSON)"},
+    {"migrate", cli_migrate, "create or upgrade the database schema, or print its SQL"},
+};
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: zbso COMMAND [OPTIONS]\n"
+                "       zbso --help | --version\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(to, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(to, "\n'zbso COMMAND --help' describes a command's options.\n");
+}
+
+/* Returns the exit status: the command's, 0 for --help/--version, 2 for a usage error. */
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        printf("zbso %s\n", ZBSO_VERSION);
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "zbso: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,207 @@
+/* serve.c: `zbso serve`: configuration -> store -> HTTP server, then waits for SIGTERM or
+ * SIGINT and shuts down in order. No request handling here: that is src/http's. */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/config.h"
+#include "http/http.h"
+#include "service/service.h"
+#include "store/store.h"
+#include "util/log.h"
+
+static const char serve_usage[] =
+    "usage: zbso serve [--host H] [--port P] [--db URL] [--log-level L]\n"
+    "                  [--trial-timeout S] [--echo-sql] [--migrate]\n"
+    "\n"
+    "  --host H           address to listen on (ZEUS_BSO_HOST, default 127.0.0.1)\n"
+    "  --port P           TCP port, 0 for any free one (ZEUS_BSO_SERVER_PORT, default 8000)\n"
+    "  --db URL           sqlite:///path or postgresql://... (ZEUS_BSO_DATABASE_URL,\n"
+    "                     default sqlite:///zbso.db)\n"
+    "  --log-level L      NOTSET|DEBUG|INFO|WARN|ERROR|CRITICAL (ZEUS_BSO_LOG_LEVEL)\n"
+    "  --trial-timeout S  fail Dispatched trials silent for S seconds, 0 never\n"
+    "                     (ZEUS_BSO_TRIAL_TIMEOUT, default 86400)\n"
+    "  --echo-sql         log every SQL statement (ZEUS_BSO_ECHO_SQL)\n"
+    "  --migrate          upgrade an older database schema instead of refusing it\n"
+    "\n"
+    "Also read: ZEUS_BSO_DB_USER, ZEUS_BSO_DB_PASSWORD, ZEUS_BSO_API_TOKEN, and a .env file\n"
+    "in the working directory or a parent. Flags win over the environment, which wins over\n"
+    ".env. Prints \"zbso serve listening on http://HOST:PORT\" once it accepts connections.\n";
+
+enum { OPT_HOST = 256, OPT_PORT, OPT_DB, OPT_LOG_LEVEL, OPT_TRIAL_TIMEOUT, OPT_ECHO_SQL,
+       OPT_MIGRATE, OPT_HELP };
+
+/* Applies the command-line flags on top of cfg. Returns 0, 1 when --help was printed, or
+ * ZBSO_EINVAL with err naming the flag and the value. */
+static int parse_flags(int argc, char **argv, cli_config *cfg, bool *migrate, zbso_err *err)
+{
+    static const struct option opts[] = {
+        {"host", required_argument, NULL, OPT_HOST},
+        {"port", required_argument, NULL, OPT_PORT},
+        {"db", required_argument, NULL, OPT_DB},
+        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"trial-timeout", required_argument, NULL, OPT_TRIAL_TIMEOUT},
+        {"echo-sql", no_argument, NULL, OPT_ECHO_SQL},
+        {"migrate", no_argument, NULL, OPT_MIGRATE},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    int rc = 0;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_HOST:
+            if (optarg[0] == '\0') {
+                rc = err_set(err, ZBSO_EINVAL, "--host is empty; give an address to listen on");
+                goto out;
+            }
+            rc = config_copy("--host", optarg, cfg->host, sizeof cfg->host, err);
+            break;
+        case OPT_PORT:
+            rc = config_parse_port("--port", optarg, &cfg->port, err);
+            break;
+        case OPT_DB:
+            rc = config_copy("--db", optarg, cfg->database_url, sizeof cfg->database_url, err);
+            break;
+        case OPT_LOG_LEVEL: {
+            int level = log_level_parse(optarg);
+            if (level < 0)
+                rc = err_set(err, ZBSO_EINVAL, "--log-level '%s' is not one of NOTSET, DEBUG, "
+                             "INFO, WARN, ERROR, CRITICAL", optarg);
+            else
+                cfg->log_level = level;
+            break;
+        }
+        case OPT_TRIAL_TIMEOUT:
+            rc = config_parse_timeout("--trial-timeout", optarg, &cfg->trial_timeout_s, err);
+            break;
+        case OPT_ECHO_SQL:
+            cfg->echo_sql = true;
+            break;
+        case OPT_MIGRATE:
+            *migrate = true;
+            break;
+        case OPT_HELP:
+        case 'h':
+            rc = 1;
+            goto out;
+        case ':':
+            rc = err_set(err, ZBSO_EINVAL, "option '%s' needs a value", argv[optind - 1]);
+            break;
+        default:
+            rc = err_set(err, ZBSO_EINVAL, "unknown option '%s'", argv[optind - 1]);
+            break;
+        }
+        if (rc < 0)
+            goto out;
+    }
+    if (optind < argc)
+        rc = err_set(err, ZBSO_EINVAL, "unexpected argument '%s'", argv[optind]);
+out:
+    return rc;
+}
+
+/* Formats host for a URL: IPv6 literals go in brackets. */
+static void url_host(const char *host, char *out, size_t cap)
+{
+    if (strchr(host, ':') && host[0] != '[')
+        snprintf(out, cap, "[%s]", host);
+    else
+        snprintf(out, cap, "%s", host);
+}
+
+int cli_serve(int argc, char **argv)
+{
+    cli_config cfg;
+    zbso_err err;
+    bool migrate = false;
+    store *st = NULL;
+    http_server *srv = NULL;
+    int status = CLI_EXIT_FAIL;
+    err_clear(&err);
+    config_defaults(&cfg);
+
+    if (config_load(&cfg, &err) < 0) {
+        fprintf(stderr, "zbso serve: %s\n", err.msg);
+        status = CLI_EXIT_USAGE;
+        goto out;
+    }
+    int rc = parse_flags(argc, argv, &cfg, &migrate, &err);
+    if (rc == 1) {
+        fputs(serve_usage, stdout);
+        status = CLI_EXIT_OK;
+        goto out;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "zbso serve: %s\n\n%s", err.msg, serve_usage);
+        status = CLI_EXIT_USAGE;
+        goto out;
+    }
+    if (!store_backend_for_url(cfg.database_url, &err)) {
+        fprintf(stderr, "zbso serve: %s\n", err.msg);
+        status = CLI_EXIT_USAGE;
+        goto out;
+    }
+    log_set_level(cfg.log_level);
+
+    /* Every thread the store and libmicrohttpd start inherits this mask, so the signals
+     * reach only sigwait below and shutdown happens in one place, in order. */
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+    /* A client that hangs up mid-response must not kill the server. */
+    signal(SIGPIPE, SIG_IGN);
+
+    store_options sopt = {
+        .create_if_empty = true,
+        .migrate = migrate,
+        .echo_sql = cfg.echo_sql,
+        .db_user = cfg.db_user[0] ? cfg.db_user : NULL,
+        .db_password = cfg.db_password[0] ? cfg.db_password : NULL,
+    };
+    if (store_open(cfg.database_url, &sopt, &st, &err) < 0) {
+        fprintf(stderr, "zbso serve: %s\n", err.msg);
+        goto out;
+    }
+
+    svc_env env = svc_env_system(cfg.trial_timeout_s);
+    http_config hcfg = {
+        .host = cfg.host,
+        .port = cfg.port,
+        .api_token = cfg.api_token[0] ? cfg.api_token : NULL,
+    };
+    if (http_server_start(&hcfg, st, &env, &srv, &err) < 0) {
+        fprintf(stderr, "zbso serve: cannot listen on %s:%d: %s\n", cfg.host, cfg.port,
+                err.msg);
+        goto out;
+    }
+    char host[CFG_HOST_MAX + 3];
+    url_host(cfg.host, host, sizeof host);
+    printf("zbso serve listening on http://%s:%d\n", host, http_server_port(srv));
+    fflush(stdout);
+    char shown_url[CFG_URL_MAX + 8];
+    config_redact_url(cfg.database_url, shown_url, sizeof shown_url);
+    log_info("serving %s%s%s on http://%s:%d (trial timeout %.0f s%s)", shown_url,
+             cfg.dotenv_path[0] ? ", config from " : "", cfg.dotenv_path, host,
+             http_server_port(srv), cfg.trial_timeout_s,
+             hcfg.api_token ? ", bearer token required" : "");
+
+    int sig = 0;
+    if (sigwait(&stop_signals, &sig) != 0) {
+        fprintf(stderr, "zbso serve: sigwait failed\n");
+        goto out;
+    }
+    log_info("received %s: finishing in-flight requests", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    status = CLI_EXIT_OK;
+out:
+    http_server_stop(srv);
+    store_close(st);
+    return status;
+}
