@@ -1,0 +1,64 @@
+/* codec.h: JSON <-> domain values of seed 001 (JobSpecFromClient/CreatedJob, TrialId,
+ * TrainingResult, ReportResponse) and the error bodies of SPEC §2, on jansson. Shared by
+ * the server, the client and the CLI, so it knows nothing of HTTP, sockets or the store. */
+#ifndef ZBSO_CODEC_CODEC_H
+#define ZBSO_CODEC_CODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/types.h"
+#include "util/err.h"
+
+/* Parsers. Each reads len bytes of JSON (no NUL needed), checks presence and JSON types
+ * strictly (strings are not coerced, booleans are true/false only, integers must be
+ * integral: 256.0 is 256, 256.5 is refused), ignores unknown fields, then runs the value
+ * checks of core/spec.h. Returns 0 with *out filled, or ZBSO_EINVAL with err->where =
+ * "body", err->loc = the field ("" when the body as a whole is wrong: malformed JSON, not
+ * an object) and a message naming the value. *out is unspecified on failure. */
+
+/* JobSpecFromClient (also reads a CreatedJob: job_id is then set). Starts from
+ * spec_defaults(); ends with spec_validate(), so batch_sizes come back sorted. */
+int codec_job_spec_parse(const char *buf, size_t len, zbso_job_spec *out, zbso_err *err);
+
+/* TrainingResult; ends with result_validate(). */
+int codec_training_result_parse(const char *buf, size_t len, zbso_training_result *out,
+                                zbso_err *err);
+
+/* TrialId; ends with trial_id_validate(). */
+int codec_trial_id_parse(const char *buf, size_t len, zbso_trial_id *out, zbso_err *err);
+
+/* ReportResponse (what a client receives from POST /report); the message is cut to fit
+ * out->message. */
+int codec_report_response_parse(const char *buf, size_t len, zbso_report_response *out,
+                                zbso_err *err);
+
+/* Emitters. Each returns a NUL-terminated compact JSON text allocated with malloc (the
+ * caller frees it) and stores its length in *len when len is not NULL. Returns NULL only
+ * when memory runs out or a double is not finite (which validated values never are). */
+
+/* The spec as seed 001 spells it, every field present: job_id (null when empty),
+ * beta_knob and mab_seed null when absent, doubles with 17 significant digits so they
+ * read back bit for bit. This is both the CreatedJob answer and the client's request. */
+char *codec_job_spec_dump(const zbso_job_spec *s, size_t *len);
+
+/* {"job_id","batch_size","trial_number"}. */
+char *codec_trial_id_dump(const zbso_trial_id *t, size_t *len);
+
+/* TrainingResult: TrialId's fields plus time, energy, metric, current_epoch. */
+char *codec_training_result_dump(const zbso_training_result *r, size_t *len);
+
+/* {"stop_train","converged","message"}. */
+char *codec_report_response_dump(const zbso_report_response *r, size_t *len);
+
+/* An error body. With detail (422): {"detail":[{"loc":[where, loc],"msg":...,
+ * "type":"value_error"}]}, loc being ["body"] when err has no field and where defaulting
+ * to "body". Otherwise {"message": err->msg}. */
+char *codec_error_dump(const zbso_err *err, bool detail, size_t *len);
+
+/* Reads the human message out of an error body of either shape (for the client, which
+ * carries the server's message in its own errors). Writes at most cap bytes with the NUL.
+ * Returns 0, or ZBSO_EINVAL when the body is neither shape (msg then holds nothing). */
+int codec_error_message(const char *buf, size_t len, char *msg, size_t cap);
+
+#endif

@@ -1,0 +1,494 @@
+/* json.c: the JSON codec of codec.h on jansson. Checks presence and JSON types only; value
+ * rules live in core/spec.c so every entry point validates alike. No HTTP, no I/O. */
+#include "codec/codec.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "core/spec.h"
+
+/* Decoding: duplicate keys are refused because which copy wins would be a guess; any
+ * top-level value is parsed so a non-object body gets a message naming what it was. */
+#define DECODE_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
+#define DUMP_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(17))
+#define DESCRIBE_MAX 80 /* bytes of a JSON value quoted in a message */
+
+/* Writes a short compact rendering of v into buf (cut with "..." past DESCRIBE_MAX). */
+static void describe(const json_t *v, char *buf, size_t cap)
+{
+    char *text = json_dumps(v, JSON_ENCODE_ANY | DUMP_FLAGS);
+    if (!text) {
+        snprintf(buf, cap, "(unprintable)");
+        return;
+    }
+    if (strlen(text) > DESCRIBE_MAX)
+        snprintf(buf, cap, "%.*s...", DESCRIBE_MAX, text);
+    else
+        snprintf(buf, cap, "%s", text);
+    free(text);
+}
+
+/* Fails with "<field> must be <what>, got <value>". Returns ZBSO_EINVAL. */
+static int type_error(zbso_err *err, const char *field, const char *what, const json_t *v)
+{
+    char got[DESCRIBE_MAX + 8];
+    describe(v, got, sizeof got);
+    return err_set_field(err, ZBSO_EINVAL, "body", field, "%s must be %s, got %s", field,
+                         what, got);
+}
+
+/* Parses buf into a JSON object in *out (caller decrefs). Returns 0, or ZBSO_EINVAL for
+ * malformed JSON (jansson's text and position) or a body that is not an object. */
+static int load_object(const char *buf, size_t len, json_t **out, zbso_err *err)
+{
+    json_error_t jerr;
+    json_t *root = json_loadb(buf ? buf : "", buf ? len : 0, DECODE_FLAGS, &jerr);
+    *out = NULL;
+    if (!root)
+        return err_set_field(err, ZBSO_EINVAL, "body", NULL,
+                             "malformed JSON at line %d, column %d (byte %d): %s",
+                             jerr.line, jerr.column, jerr.position, jerr.text);
+    if (!json_is_object(root)) {
+        char got[DESCRIBE_MAX + 8];
+        describe(root, got, sizeof got);
+        json_decref(root);
+        return err_set_field(err, ZBSO_EINVAL, "body", NULL,
+                             "the body must be a JSON object, got %s", got);
+    }
+    *out = root;
+    return 0;
+}
+
+/* Looks up key. Returns 1 when present and not null (*v set), 0 when absent or null
+ * and allowed to be, or ZBSO_EINVAL: absent and required ("field required"), or null
+ * and not nullable. */
+static int lookup(json_t *obj, const char *key, bool required, bool nullable, json_t **v,
+                  zbso_err *err)
+{
+    *v = json_object_get(obj, key);
+    if (!*v) {
+        if (required)
+            return err_set_field(err, ZBSO_EINVAL, "body", key, "field required");
+        return 0;
+    }
+    if (json_is_null(*v)) {
+        if (nullable)
+            return 0;
+        return err_set_field(err, ZBSO_EINVAL, "body", key,
+                             "%s must not be null (leave it out for the default)", key);
+    }
+    return 1;
+}
+
+/* Converts a JSON number that must be integral to int64 (256.0 is 256). Returns 0, or
+ * ZBSO_EINVAL naming field and the value. */
+static int as_int(const json_t *v, const char *field, int64_t *out, zbso_err *err)
+{
+    if (json_is_integer(v)) {
+        *out = (int64_t)json_integer_value(v);
+        return 0;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        /* 2^63 is exactly representable; anything in [-2^63, 2^63) converts exactly. */
+        if (isfinite(d) && d == floor(d) && d >= -9223372036854775808.0 &&
+            d < 9223372036854775808.0) {
+            *out = (int64_t)d;
+            return 0;
+        }
+    }
+    return type_error(err, field, "an integer", v);
+}
+
+/* Reads an optional or required integer field; *present tells whether it was set. */
+static int get_int(json_t *obj, const char *key, bool required, int64_t *out,
+                   zbso_err *err)
+{
+    json_t *v;
+    int rc = lookup(obj, key, required, false, &v, err);
+    if (rc <= 0)
+        return rc;
+    return as_int(v, key, out, err);
+}
+
+/* Reads a finite number (integers accepted); nullable fields report *present. */
+static int get_double(json_t *obj, const char *key, bool required, bool nullable,
+                      double *out, bool *present, zbso_err *err)
+{
+    json_t *v;
+    int rc = lookup(obj, key, required, nullable, &v, err);
+    if (present)
+        *present = rc == 1;
+    if (rc <= 0)
+        return rc;
+    if (!json_is_number(v) || !isfinite(json_number_value(v)))
+        return type_error(err, key, "a finite number", v);
+    *out = json_number_value(v);
+    return 0;
+}
+
+static int get_bool(json_t *obj, const char *key, bool required, bool *out, zbso_err *err)
+{
+    json_t *v;
+    int rc = lookup(obj, key, required, false, &v, err);
+    if (rc <= 0)
+        return rc;
+    if (!json_is_boolean(v))
+        return type_error(err, key, "true or false", v);
+    *out = json_is_true(v);
+    return 0;
+}
+
+/* Reads a string of at most max bytes into out (max + 1 bytes). Longer strings are
+ * refused, not cut: a cut job id would name another job. */
+static int get_string(json_t *obj, const char *key, bool required, bool nullable,
+                      char *out, size_t max, zbso_err *err)
+{
+    json_t *v;
+    int rc = lookup(obj, key, required, nullable, &v, err);
+    if (rc <= 0)
+        return rc;
+    if (!json_is_string(v))
+        return type_error(err, key, "a string", v);
+    size_t n = json_string_length(v);
+    if (n > max)
+        return err_set_field(err, ZBSO_EINVAL, "body", key,
+                             "%s is %zu bytes long, over the maximum of %zu: \"%.40s...\"",
+                             key, n, max, json_string_value(v));
+    if (memchr(json_string_value(v), '\0', n))
+        return err_set_field(err, ZBSO_EINVAL, "body", key, "%s contains a NUL character",
+                             key);
+    memcpy(out, json_string_value(v), n);
+    out[n] = '\0';
+    return 0;
+}
+
+static int get_batch_sizes(json_t *obj, zbso_job_spec *s, zbso_err *err)
+{
+    json_t *v;
+    int rc = lookup(obj, "batch_sizes", true, false, &v, err);
+    if (rc <= 0)
+        return rc;
+    if (!json_is_array(v))
+        return type_error(err, "batch_sizes", "a list of integers", v);
+    size_t n = json_array_size(v);
+    if (n > ZBSO_MAX_BATCH_SIZES)
+        return err_set_field(err, ZBSO_EINVAL, "body", "batch_sizes",
+                             "batch_sizes has %zu entries, over the maximum of %d", n,
+                             ZBSO_MAX_BATCH_SIZES);
+    for (size_t i = 0; i < n; i++) {
+        json_t *item = json_array_get(v, i);
+        if (as_int(item, "batch_sizes", &s->batch_sizes[i], err) < 0) {
+            char got[DESCRIBE_MAX + 8];
+            describe(item, got, sizeof got);
+            return err_set_field(err, ZBSO_EINVAL, "body", "batch_sizes",
+                                 "batch_sizes[%zu] must be an integer, got %s", i, got);
+        }
+    }
+    s->n_batch_sizes = n;
+    return 0;
+}
+
+static int get_mab_seed(json_t *obj, zbso_job_spec *s, zbso_err *err)
+{
+    json_t *v;
+    int64_t seed;
+    int rc = lookup(obj, "mab_seed", false, true, &v, err);
+    s->has_mab_seed = false;
+    if (rc <= 0)
+        return rc;
+    if (as_int(v, "mab_seed", &seed, err) < 0 || seed < 0)
+        return type_error(err, "mab_seed", "null or a non-negative integer", v);
+    s->has_mab_seed = true;
+    s->mab_seed = (uint64_t)seed;
+    return 0;
+}
+
+/* Fills s from obj; presence and types only. */
+static int job_spec_from_json(json_t *obj, zbso_job_spec *s, zbso_err *err)
+{
+    int rc;
+    bool beta;
+    if ((rc = get_string(obj, "job_id", false, true, s->job_id, ZBSO_ID_MAX, err)) < 0 ||
+        (rc = get_string(obj, "job_id_prefix", true, false, s->job_id_prefix, ZBSO_ID_MAX,
+                         err)) < 0 ||
+        (rc = get_batch_sizes(obj, s, err)) < 0 ||
+        (rc = get_int(obj, "default_batch_size", true, &s->default_batch_size, err)) < 0 ||
+        (rc = get_double(obj, "eta_knob", false, false, &s->eta_knob, NULL, err)) < 0 ||
+        (rc = get_double(obj, "beta_knob", false, true, &s->beta_knob, &beta, err)) < 0 ||
+        (rc = get_double(obj, "target_metric", false, false, &s->target_metric, NULL,
+                         err)) < 0 ||
+        (rc = get_bool(obj, "higher_is_better_metric", false, &s->higher_is_better_metric,
+                       err)) < 0 ||
+        (rc = get_int(obj, "max_epochs", false, &s->max_epochs, err)) < 0 ||
+        (rc = get_int(obj, "num_pruning_rounds", false, &s->num_pruning_rounds, err)) < 0 ||
+        (rc = get_int(obj, "window_size", false, &s->window_size, err)) < 0 ||
+        (rc = get_double(obj, "mab_prior_mean", false, false, &s->mab_prior_mean, NULL,
+                         err)) < 0 ||
+        (rc = get_double(obj, "mab_prior_precision", false, false, &s->mab_prior_precision,
+                         NULL, err)) < 0 ||
+        (rc = get_int(obj, "mab_num_explorations", false, &s->mab_num_explorations,
+                      err)) < 0 ||
+        (rc = get_mab_seed(obj, s, err)) < 0 ||
+        (rc = get_double(obj, "max_power", true, false, &s->max_power, NULL, err)) < 0 ||
+        (rc = get_int(obj, "number_of_gpus", true, &s->number_of_gpus, err)) < 0 ||
+        (rc = get_string(obj, "gpu_model", true, false, s->gpu_model, ZBSO_GPU_MODEL_MAX,
+                         err)) < 0)
+        return rc;
+    /* beta_knob: absent keeps the default (2.0), null disables early stopping. */
+    if (json_object_get(obj, "beta_knob"))
+        s->has_beta_knob = beta;
+    return 0;
+}
+
+int codec_job_spec_parse(const char *buf, size_t len, zbso_job_spec *out, zbso_err *err)
+{
+    json_t *obj = NULL;
+    int rc;
+    spec_defaults(out);
+    if ((rc = load_object(buf, len, &obj, err)) < 0)
+        goto out;
+    if ((rc = job_spec_from_json(obj, out, err)) < 0)
+        goto out;
+    rc = spec_validate(out, err);
+out:
+    json_decref(obj);
+    return rc;
+}
+
+/* Fills t from obj (TrialId's three fields). */
+static int trial_id_from_json(json_t *obj, zbso_trial_id *t, zbso_err *err)
+{
+    int rc;
+    if ((rc = get_string(obj, "job_id", true, false, t->job_id, ZBSO_ID_MAX, err)) < 0 ||
+        (rc = get_int(obj, "batch_size", true, &t->batch_size, err)) < 0 ||
+        (rc = get_int(obj, "trial_number", true, &t->trial_number, err)) < 0)
+        return rc;
+    return 0;
+}
+
+int codec_trial_id_parse(const char *buf, size_t len, zbso_trial_id *out, zbso_err *err)
+{
+    json_t *obj = NULL;
+    int rc;
+    memset(out, 0, sizeof *out);
+    if ((rc = load_object(buf, len, &obj, err)) < 0)
+        goto out;
+    if ((rc = trial_id_from_json(obj, out, err)) < 0)
+        goto out;
+    rc = trial_id_validate(out, err);
+out:
+    json_decref(obj);
+    return rc;
+}
+
+int codec_training_result_parse(const char *buf, size_t len, zbso_training_result *out,
+                                zbso_err *err)
+{
+    json_t *obj = NULL;
+    int rc;
+    memset(out, 0, sizeof *out);
+    if ((rc = load_object(buf, len, &obj, err)) < 0)
+        goto out;
+    if ((rc = trial_id_from_json(obj, &out->trial, err)) < 0 ||
+        (rc = get_double(obj, "time", true, false, &out->time, NULL, err)) < 0 ||
+        (rc = get_double(obj, "energy", true, false, &out->energy, NULL, err)) < 0 ||
+        (rc = get_double(obj, "metric", true, false, &out->metric, NULL, err)) < 0 ||
+        (rc = get_int(obj, "current_epoch", true, &out->current_epoch, err)) < 0)
+        goto out;
+    rc = result_validate(out, err);
+out:
+    json_decref(obj);
+    return rc;
+}
+
+int codec_report_response_parse(const char *buf, size_t len, zbso_report_response *out,
+                                zbso_err *err)
+{
+    json_t *obj = NULL, *msg;
+    int rc;
+    memset(out, 0, sizeof *out);
+    if ((rc = load_object(buf, len, &obj, err)) < 0)
+        goto out;
+    if ((rc = get_bool(obj, "stop_train", true, &out->stop_train, err)) < 0 ||
+        (rc = get_bool(obj, "converged", true, &out->converged, err)) < 0 ||
+        (rc = lookup(obj, "message", true, false, &msg, err)) < 0)
+        goto out;
+    if (!json_is_string(msg)) {
+        rc = type_error(err, "message", "a string", msg);
+        goto out;
+    }
+    /* The server's message is informational: cutting a long one loses nothing decided. */
+    snprintf(out->message, sizeof out->message, "%s", json_string_value(msg));
+    rc = 0;
+out:
+    json_decref(obj);
+    return rc;
+}
+
+/* Emitting. Each set_* returns 0, or -1 when allocation failed or a double is not
+ * finite (json_real refuses NaN and infinities). */
+
+static int set_new(json_t *obj, const char *key, json_t *v)
+{
+    return v ? json_object_set_new(obj, key, v) : -1;
+}
+
+static int set_int(json_t *obj, const char *key, int64_t v)
+{
+    return set_new(obj, key, json_integer((json_int_t)v));
+}
+
+static int set_real(json_t *obj, const char *key, double v)
+{
+    return set_new(obj, key, json_real(v));
+}
+
+static int set_str(json_t *obj, const char *key, const char *v)
+{
+    return set_new(obj, key, json_string(v));
+}
+
+/* Serializes obj (consumed) to a malloc'd string. NULL on failure. */
+static char *finish(json_t *obj, bool ok, size_t *len)
+{
+    char *text = ok && obj ? json_dumps(obj, DUMP_FLAGS) : NULL;
+    json_decref(obj);
+    if (text && len)
+        *len = strlen(text);
+    return text;
+}
+
+char *codec_job_spec_dump(const zbso_job_spec *s, size_t *len)
+{
+    json_t *o = json_object(), *bs = json_array();
+    bool ok = o && bs;
+    if (ok)
+        for (size_t i = 0; i < s->n_batch_sizes && ok; i++)
+            ok = json_array_append_new(bs, json_integer((json_int_t)s->batch_sizes[i])) == 0;
+    ok = ok &&
+         set_new(o, "job_id", s->job_id[0] ? json_string(s->job_id) : json_null()) == 0 &&
+         set_str(o, "job_id_prefix", s->job_id_prefix) == 0 &&
+         json_object_set(o, "batch_sizes", bs) == 0 &&
+         set_int(o, "default_batch_size", s->default_batch_size) == 0 &&
+         set_real(o, "eta_knob", s->eta_knob) == 0 &&
+         set_new(o, "beta_knob", s->has_beta_knob ? json_real(s->beta_knob) : json_null()) ==
+             0 &&
+         set_real(o, "target_metric", s->target_metric) == 0 &&
+         set_new(o, "higher_is_better_metric", json_boolean(s->higher_is_better_metric)) ==
+             0 &&
+         set_int(o, "max_epochs", s->max_epochs) == 0 &&
+         set_int(o, "num_pruning_rounds", s->num_pruning_rounds) == 0 &&
+         set_int(o, "window_size", s->window_size) == 0 &&
+         set_real(o, "mab_prior_mean", s->mab_prior_mean) == 0 &&
+         set_real(o, "mab_prior_precision", s->mab_prior_precision) == 0 &&
+         set_int(o, "mab_num_explorations", s->mab_num_explorations) == 0 &&
+         /* Seeds above INT64_MAX cannot be parsed, so they are never stored. */
+         s->mab_seed <= INT64_MAX &&
+         set_new(o, "mab_seed",
+                 s->has_mab_seed ? json_integer((json_int_t)s->mab_seed) : json_null()) == 0 &&
+         set_real(o, "max_power", s->max_power) == 0 &&
+         set_int(o, "number_of_gpus", s->number_of_gpus) == 0 &&
+         set_str(o, "gpu_model", s->gpu_model) == 0;
+    json_decref(bs);
+    return finish(o, ok, len);
+}
+
+/* Adds TrialId's fields to o. */
+static bool put_trial_id(json_t *o, const zbso_trial_id *t)
+{
+    return o && set_str(o, "job_id", t->job_id) == 0 &&
+           set_int(o, "batch_size", t->batch_size) == 0 &&
+           set_int(o, "trial_number", t->trial_number) == 0;
+}
+
+char *codec_trial_id_dump(const zbso_trial_id *t, size_t *len)
+{
+    json_t *o = json_object();
+    bool ok = put_trial_id(o, t);
+    return finish(o, ok, len);
+}
+
+char *codec_training_result_dump(const zbso_training_result *r, size_t *len)
+{
+    json_t *o = json_object();
+    bool ok = put_trial_id(o, &r->trial) && set_real(o, "time", r->time) == 0 &&
+              set_real(o, "energy", r->energy) == 0 &&
+              set_real(o, "metric", r->metric) == 0 &&
+              set_int(o, "current_epoch", r->current_epoch) == 0;
+    return finish(o, ok, len);
+}
+
+char *codec_report_response_dump(const zbso_report_response *r, size_t *len)
+{
+    json_t *o = json_object();
+    bool ok = o && set_new(o, "stop_train", json_boolean(r->stop_train)) == 0 &&
+              set_new(o, "converged", json_boolean(r->converged)) == 0 &&
+              set_str(o, "message", r->message) == 0;
+    return finish(o, ok, len);
+}
+
+char *codec_error_dump(const zbso_err *err, bool detail, size_t *len)
+{
+    json_t *o = json_object();
+    bool ok = o != NULL;
+    if (ok && detail) {
+        json_t *loc = json_array(), *item = json_object(), *list = json_array();
+        ok = loc && item && list &&
+             json_array_append_new(loc, json_string(err->where[0] ? err->where : "body")) ==
+                 0 &&
+             (!err->loc[0] || json_array_append_new(loc, json_string(err->loc)) == 0) &&
+             json_object_set(item, "loc", loc) == 0 && set_str(item, "msg", err->msg) == 0 &&
+             set_str(item, "type", "value_error") == 0 &&
+             json_array_append(list, item) == 0 && json_object_set(o, "detail", list) == 0;
+        json_decref(loc);
+        json_decref(item);
+        json_decref(list);
+    } else if (ok) {
+        ok = set_str(o, "message", err->msg) == 0;
+    }
+    return finish(o, ok, len);
+}
+
+int codec_error_message(const char *buf, size_t len, char *msg, size_t cap)
+{
+    json_error_t jerr;
+    json_t *root = json_loadb(buf ? buf : "", buf ? len : 0, DECODE_FLAGS, &jerr);
+    json_t *m = json_object_get(root, "message"); /* NULL-safe on a NULL root */
+    json_t *first, *loc;
+    size_t used = 0;
+    int rc = 0;
+    if (cap)
+        msg[0] = '\0';
+    if (json_is_string(m)) {
+        snprintf(msg, cap, "%s", json_string_value(m));
+        goto out;
+    }
+    /* 422: "<loc joined by '.'>: <msg>" of the first detail entry. */
+    first = json_array_get(json_object_get(root, "detail"), 0);
+    loc = json_object_get(first, "loc");
+    m = json_object_get(first, "msg");
+    if (!json_is_string(m)) {
+        rc = ZBSO_EINVAL;
+        goto out;
+    }
+    for (size_t i = 0; i < json_array_size(loc) && used < cap; i++) {
+        json_t *part = json_array_get(loc, i);
+        int n = json_is_string(part)
+                    ? snprintf(msg + used, cap - used, "%s%s", i ? "." : "",
+                               json_string_value(part))
+                    : snprintf(msg + used, cap - used, "%s%" JSON_INTEGER_FORMAT,
+                               i ? "." : "", json_integer_value(part));
+        used += n > 0 ? (size_t)n : 0;
+    }
+    if (used < cap)
+        snprintf(msg + used, cap - used, "%s%s", used ? ": " : "", json_string_value(m));
+out:
+    json_decref(root);
+    return rc;
+}
