@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# setup.sh: installs the Debian 12 build dependencies (skipped when all are present) and
+# builds zbso into ./build. Run as root on a fresh machine; never touches other builds.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ninja-build pkg-config libmicrohttpd-dev libjansson-dev
+          libsqlite3-dev libcurl4-openssl-dev libcmocka-dev libpq-dev python3 sqlite3 curl)
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+
+if ((${#missing[@]} > 0)); then
+    echo "setup.sh: installing ${missing[*]}"
+    sudo_cmd=()
+    if [[ $(id -u) -ne 0 ]]; then
+        sudo_cmd=(sudo)
+    fi
+    "${sudo_cmd[@]}" apt-get update
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y --no-install-recommends \
+        "${missing[@]}"
+fi
+
+cmake -S . -B build -G Ninja
+ninja -C build -j"$(nproc)"
+echo "setup.sh: built ./build/src/cli/zbso"
