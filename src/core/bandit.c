@@ -28,6 +28,18 @@ void opt_arm_fit(int64_t batch_size, double prior_mean, double prior_precision,
         (prior_precision * prior_mean + reward_precision * opt_sum(rewards, n)) / precision;
 }
 
+void opt_arm_fit_trials(const zbso_job_spec *spec, int64_t batch_size,
+                        const zbso_trial *trials, size_t n, double *rewards, zbso_arm *out)
+{
+    size_t first = 0;
+    if (spec->window_size > 0 && n > (size_t)spec->window_size)
+        first = n - (size_t)spec->window_size;
+    for (size_t i = first; i < n; i++)
+        rewards[i - first] = -opt_trial_cost(spec, &trials[i]);
+    opt_arm_fit(batch_size, spec->mab_prior_mean, spec->mab_prior_precision, rewards,
+                n - first, out);
+}
+
 int opt_mab_choose(zbso_rng *rng, const zbso_arm *arms, size_t n, int64_t num_explorations,
                    int64_t *batch_size, zbso_err *err)
 {

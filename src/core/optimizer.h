@@ -68,6 +68,13 @@ int opt_prune_next(const zbso_job *job, const zbso_trial *explorations, size_t n
 void opt_arm_fit(int64_t batch_size, double prior_mean, double prior_precision,
                  const double *rewards, size_t n, zbso_arm *out);
 
+/* Fits the arm of batch_size from the job's Succeeded trials of that batch size, oldest
+ * first (trials[0..n-1]): reward = -cost of each, only the last spec->window_size of them
+ * when window_size > 0, with the spec's prior. rewards is scratch space for n doubles.
+ * Cannot fail. */
+void opt_arm_fit_trials(const zbso_job_spec *spec, int64_t batch_size,
+                        const zbso_trial *trials, size_t n, double *rewards, zbso_arm *out);
+
 /* The MAB choice (SPEC §3.1): a random permutation of the arms (ascending by batch size);
  * the first with num_observations < num_explorations wins; else one normal sample per arm
  * in ascending order, the largest (first on ties) wins. Advances rng. Returns 0 with
