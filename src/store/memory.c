@@ -1,0 +1,633 @@
+/* memory.c: the "memory://" backend: the store.h semantics in process memory, for tests
+ * and the simulator. One mutex serializes units of work; an undo log makes a failing unit
+ * leave no trace. Nothing is durable and nothing is shared between processes. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/storeInt.h"
+
+/* Sane maxima: a simulator run or a test never comes near them, and a runaway caller
+ * gets ZBSO_ESTORE instead of eating the machine's memory. */
+#define MEM_MAX_JOBS 1000000
+#define MEM_MAX_TRIALS_PER_JOB 1000000
+#define MEM_MAX_UNDO 1000000
+
+typedef struct mem_job {
+    zbso_job job;
+    zbso_trial *trials;          /* ascending trial_number */
+    size_t n_trials, cap_trials;
+    zbso_arm arms[ZBSO_MAX_BATCH_SIZES]; /* ascending batch_size */
+    size_t n_arms;
+} mem_job;
+
+/* The mutable part of a job, which job_update may change and undo restores. */
+typedef struct mem_job_state {
+    zbso_stage stage;
+    int64_t exp_default_batch_size;
+    bool has_min_cost;
+    double min_cost;
+    int64_t min_cost_batch_size;
+    zbso_rng rng;
+    int64_t num_trials;
+} mem_job_state;
+
+enum undo_kind {
+    UNDO_JOB_INSERT,   /* remove and free j */
+    UNDO_JOB_UPDATE,   /* restore state into j */
+    UNDO_JOB_DELETE,   /* put j back; freed for good when the unit commits */
+    UNDO_TRIAL_INSERT, /* remove trial number from j */
+    UNDO_TRIAL_UPDATE, /* restore trial into j */
+    UNDO_ARM_INSERT,   /* remove arm batch_size from j */
+    UNDO_ARM_UPDATE,   /* restore arm into j */
+};
+
+typedef struct mem_undo {
+    enum undo_kind kind;
+    mem_job *j;
+    union {
+        mem_job_state state;
+        zbso_trial trial;
+        zbso_arm arm;
+    } u;
+} mem_undo;
+
+typedef struct mem_store {
+    store base;
+    pthread_mutex_t mu;
+    mem_job **jobs;              /* ascending job_id */
+    size_t n_jobs, cap_jobs;
+    mem_undo *undo;              /* the running unit's log; capacity kept between units */
+    size_t n_undo, cap_undo;
+} mem_store;
+
+typedef struct mem_txn {
+    store_txn base;
+    mem_store *st;
+} mem_txn;
+
+/* Grows *arr (elements of size elem) to hold at least need, doubling, never past max.
+ * Returns 0, or ZBSO_ESTORE (max reached) / ZBSO_ENOMEM with err naming what. */
+static int grow(void **arr, size_t *cap, size_t need, size_t elem, size_t max,
+                const char *what, zbso_err *err)
+{
+    int rc = 0;
+    if (need <= *cap)
+        goto out;
+    if (need > max) {
+        rc = err_set(err, ZBSO_ESTORE, "memory store: more than %zu %s", max, what);
+        goto out;
+    }
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < need)
+        ncap *= 2;
+    if (ncap > max)
+        ncap = max;
+    void *p = realloc(*arr, ncap * elem);
+    if (p == NULL) {
+        rc = err_set(err, ZBSO_ENOMEM, "memory store: out of memory growing %s to %zu",
+                     what, ncap);
+        goto out;
+    }
+    *arr = p;
+    *cap = ncap;
+out:
+    return rc;
+}
+
+/* Index of the first job whose id is >= id; *found tells whether it is equal. */
+static size_t job_pos(const mem_store *st, const char *id, bool *found)
+{
+    size_t lo = 0, hi = st->n_jobs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(st->jobs[mid]->job.spec.job_id, id) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = lo < st->n_jobs && strcmp(st->jobs[lo]->job.spec.job_id, id) == 0;
+    return lo;
+}
+
+static mem_job *job_find(const mem_store *st, const char *id)
+{
+    bool found;
+    size_t i = job_pos(st, id, &found);
+    return found ? st->jobs[i] : NULL;
+}
+
+/* Index of the first trial with number >= n; *found tells whether it is equal. */
+static size_t trial_pos(const mem_job *j, int64_t n, bool *found)
+{
+    size_t lo = 0, hi = j->n_trials;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (j->trials[mid].trial_number < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = lo < j->n_trials && j->trials[lo].trial_number == n;
+    return lo;
+}
+
+static size_t arm_pos(const mem_job *j, int64_t bs, bool *found)
+{
+    size_t i = 0;
+    while (i < j->n_arms && j->arms[i].batch_size < bs)
+        i++;
+    *found = i < j->n_arms && j->arms[i].batch_size == bs;
+    return i;
+}
+
+/* Places j into the sorted job array; the caller has reserved room. */
+static void jobs_put(mem_store *st, mem_job *j)
+{
+    bool found;
+    size_t i = job_pos(st, j->job.spec.job_id, &found);
+    memmove(&st->jobs[i + 1], &st->jobs[i], (st->n_jobs - i) * sizeof *st->jobs);
+    st->jobs[i] = j;
+    st->n_jobs++;
+}
+
+static void jobs_remove(mem_store *st, const mem_job *j)
+{
+    bool found;
+    size_t i = job_pos(st, j->job.spec.job_id, &found);
+    memmove(&st->jobs[i], &st->jobs[i + 1], (st->n_jobs - i - 1) * sizeof *st->jobs);
+    st->n_jobs--;
+}
+
+static void job_free(mem_job *j)
+{
+    if (j != NULL) {
+        free(j->trials);
+        free(j);
+    }
+}
+
+/* Reserves one undo entry. Returns 0 with *out (may be NULL) pointing at it, or
+ * ZBSO_ESTORE / ZBSO_ENOMEM with err set (log full / no memory). */
+static int undo_push(mem_store *st, enum undo_kind kind, mem_job *j, mem_undo **out,
+                     zbso_err *err)
+{
+    int rc = grow((void **)&st->undo, &st->cap_undo, st->n_undo + 1, sizeof *st->undo,
+                  MEM_MAX_UNDO, "changes in one unit of work", err);
+    if (rc < 0)
+        return rc;
+    mem_undo *u = &st->undo[st->n_undo++];
+    u->kind = kind;
+    u->j = j;
+    if (out != NULL)
+        *out = u;
+    return 0;
+}
+
+static void state_get(const zbso_job *job, mem_job_state *s)
+{
+    *s = (mem_job_state){job->stage, job->exp_default_batch_size, job->has_min_cost,
+                         job->min_cost, job->min_cost_batch_size, job->rng,
+                         job->num_trials};
+}
+
+static void state_put(zbso_job *job, const mem_job_state *s)
+{
+    job->stage = s->stage;
+    job->exp_default_batch_size = s->exp_default_batch_size;
+    job->has_min_cost = s->has_min_cost;
+    job->min_cost = s->min_cost;
+    job->min_cost_batch_size = s->min_cost_batch_size;
+    job->rng = s->rng;
+    job->num_trials = s->num_trials;
+}
+
+/* Undoes the running unit's changes, newest first, leaving the store as it was. */
+static void undo_all(mem_store *st)
+{
+    bool found;
+    size_t i;
+    while (st->n_undo > 0) {
+        mem_undo *u = &st->undo[--st->n_undo];
+        mem_job *j = u->j;
+        switch (u->kind) {
+        case UNDO_JOB_INSERT:
+            jobs_remove(st, j);
+            job_free(j);
+            break;
+        case UNDO_JOB_UPDATE:
+            state_put(&j->job, &u->u.state);
+            break;
+        case UNDO_JOB_DELETE:
+            /* Room exists: the delete made it and nothing since can have kept it. */
+            jobs_put(st, j);
+            break;
+        case UNDO_TRIAL_INSERT:
+            i = trial_pos(j, u->u.trial.trial_number, &found);
+            memmove(&j->trials[i], &j->trials[i + 1], (j->n_trials - i - 1) * sizeof *j->trials);
+            j->n_trials--;
+            break;
+        case UNDO_TRIAL_UPDATE:
+            i = trial_pos(j, u->u.trial.trial_number, &found);
+            j->trials[i] = u->u.trial;
+            break;
+        case UNDO_ARM_INSERT:
+            i = arm_pos(j, u->u.arm.batch_size, &found);
+            memmove(&j->arms[i], &j->arms[i + 1], (j->n_arms - i - 1) * sizeof *j->arms);
+            j->n_arms--;
+            break;
+        case UNDO_ARM_UPDATE:
+            i = arm_pos(j, u->u.arm.batch_size, &found);
+            j->arms[i] = u->u.arm;
+            break;
+        }
+    }
+}
+
+/* Makes the running unit's changes final: frees the jobs it deleted. */
+static void undo_forget(mem_store *st)
+{
+    for (size_t i = 0; i < st->n_undo; i++)
+        if (st->undo[i].kind == UNDO_JOB_DELETE)
+            job_free(st->undo[i].j);
+    st->n_undo = 0;
+}
+
+static mem_store *txn_store(store_txn *t)
+{
+    return ((mem_txn *)t)->st;
+}
+
+static int not_found_job(zbso_err *err, const char *id)
+{
+    return err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", id);
+}
+
+/* Copies the job out. ZBSO_ENOTFOUND when absent; for_update needs nothing here because
+ * the store mutex already serializes units of work. */
+static int m_job_get(store_txn *t, const char *id, bool for_update, zbso_job *out,
+                     zbso_err *err)
+{
+    mem_job *j = job_find(txn_store(t), id);
+    if (j == NULL)
+        return not_found_job(err, id);
+    *out = j->job;
+    return 0;
+}
+
+/* Adds a job. ZBSO_ECONFLICT when the id exists; ZBSO_ESTORE/ENOMEM when full. */
+static int m_job_insert(store_txn *t, const zbso_job *job, zbso_err *err)
+{
+    mem_store *st = txn_store(t);
+    mem_job *j = NULL;
+    int rc;
+    if (job_find(st, job->spec.job_id) != NULL) {
+        rc = err_set(err, ZBSO_ECONFLICT, "job \"%.300s\" already exists", job->spec.job_id);
+        goto out;
+    }
+    rc = grow((void **)&st->jobs, &st->cap_jobs, st->n_jobs + 1, sizeof *st->jobs,
+              MEM_MAX_JOBS, "jobs", err);
+    if (rc < 0)
+        goto out;
+    j = calloc(1, sizeof *j);
+    if (j == NULL) {
+        rc = err_set(err, ZBSO_ENOMEM, "memory store: out of memory for job \"%.300s\"",
+                     job->spec.job_id);
+        goto out;
+    }
+    rc = undo_push(st, UNDO_JOB_INSERT, j, NULL, err);
+    if (rc < 0)
+        goto out;
+    j->job = *job;
+    jobs_put(st, j);
+    j = NULL;
+out:
+    free(j);
+    return rc;
+}
+
+/* Writes the job's mutable state. ZBSO_ENOTFOUND when absent. */
+static int m_job_update(store_txn *t, const zbso_job *job, zbso_err *err)
+{
+    mem_store *st = txn_store(t);
+    mem_job *j = job_find(st, job->spec.job_id);
+    if (j == NULL)
+        return not_found_job(err, job->spec.job_id);
+    mem_undo *u;
+    int rc = undo_push(st, UNDO_JOB_UPDATE, j, &u, err);
+    if (rc < 0)
+        return rc;
+    state_get(&j->job, &u->u.state);
+    mem_job_state s;
+    state_get(job, &s);
+    state_put(&j->job, &s);
+    return 0;
+}
+
+/* Removes the job; its memory lives on in the undo log until the unit ends. */
+static int m_job_delete(store_txn *t, const char *id, zbso_err *err)
+{
+    mem_store *st = txn_store(t);
+    mem_job *j = job_find(st, id);
+    if (j == NULL)
+        return not_found_job(err, id);
+    int rc = undo_push(st, UNDO_JOB_DELETE, j, NULL, err);
+    if (rc < 0)
+        return rc;
+    jobs_remove(st, j);
+    return 0;
+}
+
+/* Calls fn with every id ascending; a non-zero return from fn stops and is returned. */
+static int m_job_ids(store_txn *t, int (*fn)(void *ctx, const char *job_id), void *ctx,
+                     zbso_err *err)
+{
+    mem_store *st = txn_store(t);
+    char id[ZBSO_ID_MAX + 1];
+    for (size_t i = 0; i < st->n_jobs; i++) {
+        /* A copy, so that fn may change the job set without pulling id from under it. */
+        memcpy(id, st->jobs[i]->job.spec.job_id, sizeof id);
+        int rc = fn(ctx, id);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Adds a trial in trial-number order. ZBSO_ENOTFOUND (no job), ZBSO_ECONFLICT (number
+ * taken), ZBSO_ESTORE/ENOMEM (full). */
+static int m_trial_insert(store_txn *t, const char *id, const zbso_trial *trial,
+                          zbso_err *err)
+{
+    mem_store *st = txn_store(t);
+    mem_job *j = job_find(st, id);
+    bool found;
+    if (j == NULL)
+        return not_found_job(err, id);
+    size_t i = trial_pos(j, trial->trial_number, &found);
+    if (found)
+        return err_set(err, ZBSO_ECONFLICT, "trial %lld of job \"%.300s\" already exists",
+                       (long long)trial->trial_number, id);
+    int rc = grow((void **)&j->trials, &j->cap_trials, j->n_trials + 1, sizeof *j->trials,
+                  MEM_MAX_TRIALS_PER_JOB, "trials in one job", err);
+    if (rc < 0)
+        return rc;
+    mem_undo *u;
+    rc = undo_push(st, UNDO_TRIAL_INSERT, j, &u, err);
+    if (rc < 0)
+        return rc;
+    u->u.trial = *trial;
+    memmove(&j->trials[i + 1], &j->trials[i], (j->n_trials - i) * sizeof *j->trials);
+    j->trials[i] = *trial;
+    j->n_trials++;
+    return 0;
+}
+
+/* Finds the trial; returns its index or a negative code with err set. */
+static int trial_lookup(mem_store *st, const char *id, int64_t n, mem_job **jo, size_t *idx,
+                        zbso_err *err)
+{
+    bool found;
+    mem_job *j = job_find(st, id);
+    if (j == NULL)
+        return not_found_job(err, id);
+    size_t i = trial_pos(j, n, &found);
+    if (!found)
+        return err_set(err, ZBSO_ENOTFOUND, "trial %lld of job \"%.300s\" not found",
+                       (long long)n, id);
+    *jo = j;
+    *idx = i;
+    return 0;
+}
+
+static int m_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *out,
+                       zbso_err *err)
+{
+    mem_job *j;
+    size_t i;
+    int rc = trial_lookup(txn_store(t), id, n, &j, &i, err);
+    if (rc == 0)
+        *out = j->trials[i];
+    return rc;
+}
+
+/* Replaces trial i of j, logging the old value. */
+static int trial_replace(mem_store *st, mem_job *j, size_t i, const zbso_trial *trial,
+                         zbso_err *err)
+{
+    mem_undo *u;
+    int rc = undo_push(st, UNDO_TRIAL_UPDATE, j, &u, err);
+    if (rc < 0)
+        return rc;
+    u->u.trial = j->trials[i];
+    j->trials[i] = *trial;
+    return 0;
+}
+
+static int m_trial_update(store_txn *t, const char *id, const zbso_trial *trial,
+                          zbso_err *err)
+{
+    mem_store *st = txn_store(t);
+    mem_job *j;
+    size_t i;
+    int rc = trial_lookup(st, id, trial->trial_number, &j, &i, err);
+    if (rc == 0)
+        rc = trial_replace(st, j, i, trial, err);
+    return rc;
+}
+
+static bool trial_matches(const zbso_trial *tr, const store_trial_query *q)
+{
+    unsigned tm = q->type_mask ? q->type_mask : ~0u;
+    unsigned sm = q->status_mask ? q->status_mask : ~0u;
+    return (tm >> tr->type & 1u) && (sm >> tr->status & 1u) &&
+           (q->batch_size == 0 || tr->batch_size == q->batch_size);
+}
+
+/* Calls fn on copies of the matching trials, ascending; with last_n > 0 only the last
+ * last_n of them. An unknown job has no trials (returns 0). */
+static int m_trials_list(store_txn *t, const char *id, const store_trial_query *q,
+                         store_trial_fn fn, void *ctx, zbso_err *err)
+{
+    mem_job *j = job_find(txn_store(t), id);
+    if (j == NULL)
+        return 0;
+    size_t start = 0;
+    if (q->last_n > 0) {
+        int64_t seen = 0;
+        start = j->n_trials;
+        while (start > 0 && seen < q->last_n)
+            if (trial_matches(&j->trials[--start], q))
+                seen++;
+    }
+    /* Index and copy each row: fn may change this job's trials through the txn. */
+    for (size_t i = start; i < j->n_trials; i++) {
+        zbso_trial tr = j->trials[i];
+        if (!trial_matches(&tr, q))
+            continue;
+        int rc = fn(ctx, &tr);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int m_trials_fail_stale(store_txn *t, const char *id, double cutoff, double now,
+                               int64_t *n_failed, zbso_err *err)
+{
+    mem_store *st = txn_store(t);
+    mem_job *j = job_find(st, id);
+    int64_t n = 0;
+    int rc = 0;
+    for (size_t i = 0; j != NULL && i < j->n_trials; i++) {
+        zbso_trial tr = j->trials[i];
+        if (tr.status != ZBSO_TRIAL_DISPATCHED || !(tr.lease_renewed_at < cutoff))
+            continue;
+        tr.status = ZBSO_TRIAL_FAILED;
+        tr.end_time = now;
+        rc = trial_replace(st, j, i, &tr, err);
+        if (rc < 0)
+            goto out;
+        n++;
+    }
+out:
+    if (n_failed != NULL)
+        *n_failed = n;
+    return rc;
+}
+
+/* Copies the arms out ascending. ZBSO_EINVAL when there are more than cap. */
+static int m_arms_get(store_txn *t, const char *id, zbso_arm *out, size_t cap,
+                      size_t *n_out, zbso_err *err)
+{
+    mem_job *j = job_find(txn_store(t), id);
+    size_t n = j != NULL ? j->n_arms : 0;
+    *n_out = 0;
+    if (n > cap)
+        return err_set(err, ZBSO_EINVAL, "job \"%.300s\" has %zu arms, more than the %zu asked for",
+                       id, n, cap);
+    if (n > 0)
+        memcpy(out, j->arms, n * sizeof *out);
+    *n_out = n;
+    return 0;
+}
+
+/* Inserts or replaces the arm. ZBSO_ENOTFOUND (no job); ZBSO_ESTORE when the job would
+ * have more arms than ZBSO_MAX_BATCH_SIZES. */
+static int m_arm_put(store_txn *t, const char *id, const zbso_arm *arm, zbso_err *err)
+{
+    mem_store *st = txn_store(t);
+    mem_job *j = job_find(st, id);
+    bool found;
+    if (j == NULL)
+        return not_found_job(err, id);
+    size_t i = arm_pos(j, arm->batch_size, &found);
+    if (!found && j->n_arms == ZBSO_MAX_BATCH_SIZES)
+        return err_set(err, ZBSO_ESTORE, "job \"%.300s\" already has %d arms; no room for batch size %lld",
+                       id, ZBSO_MAX_BATCH_SIZES, (long long)arm->batch_size);
+    mem_undo *u;
+    int rc = undo_push(st, found ? UNDO_ARM_UPDATE : UNDO_ARM_INSERT, j, &u, err);
+    if (rc < 0)
+        return rc;
+    if (found) {
+        u->u.arm = j->arms[i];
+    } else {
+        u->u.arm = *arm;
+        memmove(&j->arms[i + 1], &j->arms[i], (j->n_arms - i) * sizeof *j->arms);
+        j->n_arms++;
+    }
+    j->arms[i] = *arm;
+    return 0;
+}
+
+static const store_txn_ops mem_ops = {
+    .job_get = m_job_get,
+    .job_insert = m_job_insert,
+    .job_update = m_job_update,
+    .job_delete = m_job_delete,
+    .job_ids = m_job_ids,
+    .trial_insert = m_trial_insert,
+    .trial_get = m_trial_get,
+    .trial_update = m_trial_update,
+    .trials_list = m_trials_list,
+    .trials_fail_stale = m_trials_fail_stale,
+    .arms_get = m_arms_get,
+    .arm_put = m_arm_put,
+};
+
+/* Opens an empty store; anything after "memory://" is ignored. Returns 0 or ZBSO_ENOMEM. */
+static int m_open(const char *url, const store_options *opt, store **out, zbso_err *err)
+{
+    int rc = 0;
+    mem_store *st = calloc(1, sizeof *st);
+    *out = NULL;
+    if (st == NULL) {
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory opening %.128s", url);
+        goto out;
+    }
+    st->base.backend = &store_memory_backend;
+    pthread_mutex_init(&st->mu, NULL);
+    *out = &st->base;
+out:
+    return rc;
+}
+
+static void m_close(store *base)
+{
+    mem_store *st = (mem_store *)base;
+    if (st == NULL)
+        return;
+    for (size_t i = 0; i < st->n_jobs; i++)
+        job_free(st->jobs[i]);
+    free(st->jobs);
+    free(st->undo);
+    pthread_mutex_destroy(&st->mu);
+    free(st);
+}
+
+/* Runs fn under the mutex; a negative return undoes everything fn changed. */
+static int m_exec(store *base, store_work_fn fn, void *arg, zbso_err *err)
+{
+    mem_store *st = (mem_store *)base;
+    mem_txn txn = {.base = {.ops = &mem_ops}, .st = st};
+    pthread_mutex_lock(&st->mu);
+    int rc = fn(&txn.base, arg, err);
+    if (rc < 0)
+        undo_all(st);
+    else
+        undo_forget(st);
+    pthread_mutex_unlock(&st->mu);
+    return rc;
+}
+
+static int m_schema_version(store *st, int *out, zbso_err *err)
+{
+    *out = 1;
+    return 0;
+}
+
+/* Process memory has one schema, always current: version 0 or 1 succeed, others fail. */
+static int m_migrate(store *st, int to, zbso_err *err)
+{
+    if (to != 0 && to != 1)
+        return err_set(err, ZBSO_EINVAL, "memory:// has schema version 1 only, not %d", to);
+    return 0;
+}
+
+static int m_migrate_sql(int from, int to, void (*fn)(void *ctx, const char *sql), void *ctx,
+                         zbso_err *err)
+{
+    return m_migrate(NULL, to, err);
+}
+
+const store_backend store_memory_backend = {
+    .version = 1,
+    .name = "memory",
+    .open = m_open,
+    .close = m_close,
+    .exec = m_exec,
+    .schema_version = m_schema_version,
+    .migrate = m_migrate,
+    .migrate_sql = m_migrate_sql,
+    .latest_schema_version = 1,
+};

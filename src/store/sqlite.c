@@ -1,0 +1,1010 @@
+/* sqlite.c: the default backend: one SQLite file in WAL mode, its schema and migrations,
+ * and one writer thread that runs every unit of work and commits them in groups.
+ * The only file that talks to libsqlite3; SQLite codes never leave it untranslated. */
+#include <math.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/storeInt.h"
+#include "util/log.h"
+
+#define SQ_GROUP_MAX 256         /* units of work per group commit */
+#define SQ_BUSY_TIMEOUT_MS 5000  /* waiting for another process's write lock */
+#define SQ_LATEST 2
+
+/* Schema history. The version lives in PRAGMA user_version (0: empty database), set by
+ * the last statement of each step, inside the step's transaction. Append only: a
+ * released step never changes.
+ * Encodings: stage 0 Pruning / 1 MAB; trial type 0 Exploration / 1 Concurrent / 2 MAB;
+ * status 0 Dispatched / 1 Succeeded / 2 Failed; booleans 0/1; batch_sizes as ascending
+ * decimal text "16,32,64"; beta_knob and mab_seed NULL when absent; mab_seed holds the
+ * uint64 seed's bits as a signed 64-bit integer; min_cost NULL until one is known; a NULL
+ * time/energy/metric is NaN; rng_state is rng_format()'s text. */
+static const char *const schema_v1[] = {
+    "CREATE TABLE jobs (\n"
+    "  job_id TEXT PRIMARY KEY NOT NULL,\n"
+    "  job_id_prefix TEXT NOT NULL,\n"
+    "  batch_sizes TEXT NOT NULL,\n"
+    "  default_batch_size INTEGER NOT NULL,\n"
+    "  eta_knob REAL NOT NULL,\n"
+    "  beta_knob REAL,\n"
+    "  target_metric REAL NOT NULL,\n"
+    "  higher_is_better_metric INTEGER NOT NULL,\n"
+    "  max_epochs INTEGER NOT NULL,\n"
+    "  num_pruning_rounds INTEGER NOT NULL,\n"
+    "  window_size INTEGER NOT NULL,\n"
+    "  mab_prior_mean REAL NOT NULL,\n"
+    "  mab_prior_precision REAL NOT NULL,\n"
+    "  mab_num_explorations INTEGER NOT NULL,\n"
+    "  mab_seed INTEGER,\n"
+    "  max_power REAL NOT NULL,\n"
+    "  number_of_gpus INTEGER NOT NULL,\n"
+    "  gpu_model TEXT NOT NULL,\n"
+    "  stage INTEGER NOT NULL,\n"
+    "  exp_default_batch_size INTEGER NOT NULL,\n"
+    "  min_cost REAL,\n"
+    "  min_cost_batch_size INTEGER NOT NULL,\n"
+    "  rng_state TEXT NOT NULL,\n"
+    "  num_trials INTEGER NOT NULL,\n"
+    "  created_at REAL NOT NULL\n"
+    ");",
+    "CREATE TABLE trials (\n"
+    "  job_id TEXT NOT NULL REFERENCES jobs(job_id) ON DELETE CASCADE,\n"
+    "  trial_number INTEGER NOT NULL,\n"
+    "  batch_size INTEGER NOT NULL,\n"
+    "  type INTEGER NOT NULL,\n"
+    "  status INTEGER NOT NULL,\n"
+    "  start_time REAL NOT NULL,\n"
+    "  end_time REAL NOT NULL,\n"
+    "  lease_renewed_at REAL NOT NULL,\n"
+    "  time REAL,\n"
+    "  energy REAL,\n"
+    "  metric REAL,\n"
+    "  epochs INTEGER NOT NULL,\n"
+    "  converged INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (job_id, trial_number)\n"
+    ") WITHOUT ROWID;",
+    "CREATE TABLE arms (\n"
+    "  job_id TEXT NOT NULL REFERENCES jobs(job_id) ON DELETE CASCADE,\n"
+    "  batch_size INTEGER NOT NULL,\n"
+    "  mean REAL NOT NULL,\n"
+    "  precision REAL NOT NULL,\n"
+    "  num_observations INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (job_id, batch_size)\n"
+    ") WITHOUT ROWID;",
+    "PRAGMA user_version = 1;",
+    NULL,
+};
+
+/* Version 2: the indexes behind trials_list(batch_size) and trials_fail_stale. */
+static const char *const schema_v2[] = {
+    "CREATE INDEX trials_by_batch_size ON trials (job_id, batch_size, trial_number);",
+    "CREATE INDEX trials_by_status_lease ON trials (job_id, status, lease_renewed_at);",
+    "PRAGMA user_version = 2;",
+    NULL,
+};
+
+/* steps[v - 1] takes a database from version v - 1 to v. */
+static const char *const *const steps[SQ_LATEST] = {schema_v1, schema_v2};
+
+#define JOB_COLS                                                                          \
+    "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
+    "target_metric, higher_is_better_metric, max_epochs, num_pruning_rounds, window_size, " \
+    "mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, max_power, "     \
+    "number_of_gpus, gpu_model, stage, exp_default_batch_size, min_cost, "                 \
+    "min_cost_batch_size, rng_state, num_trials, created_at"
+#define TRIAL_COLS                                                                        \
+    "trial_number, batch_size, type, status, start_time, end_time, lease_renewed_at, "     \
+    "time, energy, metric, epochs, converged"
+
+enum {
+    S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_ROLLBACK_TO, S_RELEASE,
+    S_JOB_GET, S_JOB_INSERT, S_JOB_UPDATE, S_JOB_DELETE, S_JOB_IDS,
+    S_TRIAL_INSERT, S_TRIAL_GET, S_TRIAL_UPDATE, S_TRIALS_LIST, S_TRIALS_LIST_BS,
+    S_TRIALS_FAIL_STALE, S_ARMS_GET, S_ARM_PUT, S_USER_VERSION,
+    S_COUNT
+};
+
+/* Trials filters: masks arrive as ?2 (type) and ?3 (status), LIMIT ?4 picks the newest
+ * rows (-1: all), and the outer query puts them back in ascending order. */
+#define TRIALS_LIST_SQL(bs_cond)                                                          \
+    "SELECT " TRIAL_COLS " FROM (SELECT " TRIAL_COLS " FROM trials WHERE job_id = ?1"      \
+    " AND ((?2 >> type) & 1) = 1 AND ((?3 >> status) & 1) = 1" bs_cond                    \
+    " ORDER BY trial_number DESC LIMIT ?4) ORDER BY trial_number"
+
+static const char *const stmt_sql[S_COUNT] = {
+    [S_BEGIN] = "BEGIN IMMEDIATE",
+    [S_COMMIT] = "COMMIT",
+    [S_ROLLBACK] = "ROLLBACK",
+    [S_SAVEPOINT] = "SAVEPOINT u",
+    [S_ROLLBACK_TO] = "ROLLBACK TO u",
+    [S_RELEASE] = "RELEASE u",
+    [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE job_id = ?1",
+    [S_JOB_INSERT] = "INSERT INTO jobs (" JOB_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+                     " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,"
+                     " ?23, ?24, ?25)",
+    [S_JOB_UPDATE] = "UPDATE jobs SET stage = ?19, exp_default_batch_size = ?20,"
+                     " min_cost = ?21, min_cost_batch_size = ?22, rng_state = ?23,"
+                     " num_trials = ?24 WHERE job_id = ?1",
+    [S_JOB_DELETE] = "DELETE FROM jobs WHERE job_id = ?1",
+    [S_JOB_IDS] = "SELECT job_id FROM jobs ORDER BY job_id",
+    [S_TRIAL_INSERT] = "INSERT INTO trials (job_id, " TRIAL_COLS ") VALUES (?1, ?2, ?3, ?4,"
+                       " ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    [S_TRIAL_GET] = "SELECT " TRIAL_COLS " FROM trials WHERE job_id = ?1 AND trial_number = ?2",
+    [S_TRIAL_UPDATE] = "UPDATE trials SET batch_size = ?3, type = ?4, status = ?5,"
+                       " start_time = ?6, end_time = ?7, lease_renewed_at = ?8, time = ?9,"
+                       " energy = ?10, metric = ?11, epochs = ?12, converged = ?13"
+                       " WHERE job_id = ?1 AND trial_number = ?2",
+    [S_TRIALS_LIST] = TRIALS_LIST_SQL(""),
+    [S_TRIALS_LIST_BS] = TRIALS_LIST_SQL(" AND batch_size = ?5"),
+    [S_TRIALS_FAIL_STALE] = "UPDATE trials SET status = 2, end_time = ?3 WHERE job_id = ?1"
+                            " AND status = 0 AND lease_renewed_at < ?2",
+    [S_ARMS_GET] = "SELECT batch_size, mean, precision, num_observations FROM arms"
+                   " WHERE job_id = ?1 ORDER BY batch_size",
+    [S_ARM_PUT] = "INSERT INTO arms (job_id, batch_size, mean, precision, num_observations)"
+                  " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (job_id, batch_size) DO UPDATE"
+                  " SET mean = excluded.mean, precision = excluded.precision,"
+                  " num_observations = excluded.num_observations",
+    [S_USER_VERSION] = "PRAGMA user_version",
+};
+
+/* A caller blocked in sq_exec; lives on the caller's stack until done is set. */
+typedef struct sq_unit {
+    store_work_fn fn;
+    void *arg;
+    zbso_err *err;
+    int rc;
+    bool done;
+    pthread_cond_t cv;
+    struct sq_unit *next;
+    zbso_err own_err;            /* err when the caller passed NULL */
+} sq_unit;
+
+typedef struct sq_store {
+    store base;
+    sqlite3 *db;                 /* used only by the writer thread once it runs */
+    sqlite3_stmt *stmts[S_COUNT];
+    pthread_t writer;
+    bool writer_started;
+    pthread_mutex_t mu;          /* guards head, tail, stopping, every unit's done */
+    pthread_cond_t cv_work;
+    sq_unit *head, *tail;
+    bool stopping;
+    char path[1024];
+} sq_store;
+
+typedef struct sq_txn {
+    store_txn base;
+    sq_store *st;
+} sq_txn;
+
+/* Fills err from the connection's last error. SQLITE_BUSY/LOCKED (another process holds
+ * the database) is ZBSO_EUNAVAIL, everything else ZBSO_ESTORE. Returns the code. */
+static int sq_fail(sq_store *st, int rc, const char *what, const char *job_id, zbso_err *err)
+{
+    int prim = rc & 0xff;
+    int code = prim == SQLITE_BUSY || prim == SQLITE_LOCKED ? ZBSO_EUNAVAIL : ZBSO_ESTORE;
+    return err_set(err, code, "sqlite: %s for job \"%.300s\" failed: %s (code %d)", what,
+                   job_id != NULL ? job_id : "", sqlite3_errmsg(st->db), rc);
+}
+
+/* Returns the cached statement id, prepared on first use (the schema exists by then), or
+ * NULL with err set. The caller resets it after use. */
+static sqlite3_stmt *sq_stmt(sq_store *st, int id, zbso_err *err)
+{
+    if (st->stmts[id] == NULL) {
+        int rc = sqlite3_prepare_v3(st->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
+                                    &st->stmts[id], NULL);
+        if (rc != SQLITE_OK) {
+            err_set(err, ZBSO_ESTORE, "sqlite: preparing \"%.200s\" failed: %s", stmt_sql[id],
+                    sqlite3_errmsg(st->db));
+            return NULL;
+        }
+    }
+    return st->stmts[id];
+}
+
+/* Steps a statement that returns no rows, then resets it. Returns 0 or a code. */
+static int sq_run(sq_store *st, int id, const char *what, const char *job_id, zbso_err *err)
+{
+    sqlite3_stmt *s = sq_stmt(st, id, err);
+    if (s == NULL)
+        return ZBSO_ESTORE;
+    int rc = sqlite3_step(s);
+    int out = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : sq_fail(st, rc, what, job_id, err);
+    sqlite3_reset(s);
+    return out;
+}
+
+static void bind_double(sqlite3_stmt *s, int i, double v)
+{
+    if (isnan(v))
+        sqlite3_bind_null(s, i);
+    else
+        sqlite3_bind_double(s, i, v);
+}
+
+static double col_double(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+static void col_text(sqlite3_stmt *s, int i, char *out, size_t cap)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    snprintf(out, cap, "%s", t != NULL ? (const char *)t : "");
+}
+
+static sq_store *txn_store(store_txn *t)
+{
+    return ((sq_txn *)t)->st;
+}
+
+/* Binds the job's columns as ?1..?25 in JOB_COLS order. */
+static void bind_job(sqlite3_stmt *s, const zbso_job *job)
+{
+    const zbso_job_spec *sp = &job->spec;
+    char bs[ZBSO_MAX_BATCH_SIZES * 21 + 1];
+    char rng[96];
+    size_t len = 0;
+    bs[0] = '\0';
+    for (size_t i = 0; i < sp->n_batch_sizes && i < ZBSO_MAX_BATCH_SIZES; i++)
+        len += (size_t)snprintf(bs + len, sizeof bs - len, "%s%lld", i ? "," : "",
+                                (long long)sp->batch_sizes[i]);
+    rng_format(&job->rng, rng);
+    sqlite3_bind_text(s, 1, sp->job_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, sp->job_id_prefix, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, bs, (int)len, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 4, sp->default_batch_size);
+    bind_double(s, 5, sp->eta_knob);
+    if (sp->has_beta_knob)
+        bind_double(s, 6, sp->beta_knob);
+    else
+        sqlite3_bind_null(s, 6);
+    bind_double(s, 7, sp->target_metric);
+    sqlite3_bind_int(s, 8, sp->higher_is_better_metric);
+    sqlite3_bind_int64(s, 9, sp->max_epochs);
+    sqlite3_bind_int64(s, 10, sp->num_pruning_rounds);
+    sqlite3_bind_int64(s, 11, sp->window_size);
+    bind_double(s, 12, sp->mab_prior_mean);
+    bind_double(s, 13, sp->mab_prior_precision);
+    sqlite3_bind_int64(s, 14, sp->mab_num_explorations);
+    if (sp->has_mab_seed) {
+        int64_t seed;
+        memcpy(&seed, &sp->mab_seed, sizeof seed);
+        sqlite3_bind_int64(s, 15, seed);
+    } else {
+        sqlite3_bind_null(s, 15);
+    }
+    bind_double(s, 16, sp->max_power);
+    sqlite3_bind_int64(s, 17, sp->number_of_gpus);
+    sqlite3_bind_text(s, 18, sp->gpu_model, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 19, (int)job->stage);
+    sqlite3_bind_int64(s, 20, job->exp_default_batch_size);
+    if (job->has_min_cost)
+        bind_double(s, 21, job->min_cost);
+    else
+        sqlite3_bind_null(s, 21);
+    sqlite3_bind_int64(s, 22, job->min_cost_batch_size);
+    sqlite3_bind_text(s, 23, rng, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 24, job->num_trials);
+    bind_double(s, 25, job->created_at);
+}
+
+/* Reads a jobs row (JOB_COLS order). Returns 0, or ZBSO_ESTORE when batch_sizes or
+ * rng_state do not parse (the row was not written by this code). */
+static int col_job(sqlite3_stmt *s, zbso_job *job, zbso_err *err)
+{
+    zbso_job_spec *sp = &job->spec;
+    memset(job, 0, sizeof *job);
+    col_text(s, 0, sp->job_id, sizeof sp->job_id);
+    col_text(s, 1, sp->job_id_prefix, sizeof sp->job_id_prefix);
+    const char *p = (const char *)sqlite3_column_text(s, 2);
+    while (p != NULL && *p != '\0') {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || (*end != ',' && *end != '\0') || sp->n_batch_sizes == ZBSO_MAX_BATCH_SIZES)
+            return err_set(err, ZBSO_ESTORE, "sqlite: job \"%.300s\" has malformed batch_sizes \"%.200s\"",
+                           sp->job_id, (const char *)sqlite3_column_text(s, 2));
+        sp->batch_sizes[sp->n_batch_sizes++] = v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    sp->default_batch_size = sqlite3_column_int64(s, 3);
+    sp->eta_knob = col_double(s, 4);
+    sp->has_beta_knob = sqlite3_column_type(s, 5) != SQLITE_NULL;
+    sp->beta_knob = sp->has_beta_knob ? sqlite3_column_double(s, 5) : 0.0;
+    sp->target_metric = col_double(s, 6);
+    sp->higher_is_better_metric = sqlite3_column_int(s, 7) != 0;
+    sp->max_epochs = sqlite3_column_int64(s, 8);
+    sp->num_pruning_rounds = sqlite3_column_int64(s, 9);
+    sp->window_size = sqlite3_column_int64(s, 10);
+    sp->mab_prior_mean = col_double(s, 11);
+    sp->mab_prior_precision = col_double(s, 12);
+    sp->mab_num_explorations = sqlite3_column_int64(s, 13);
+    sp->has_mab_seed = sqlite3_column_type(s, 14) != SQLITE_NULL;
+    if (sp->has_mab_seed) {
+        int64_t seed = sqlite3_column_int64(s, 14);
+        memcpy(&sp->mab_seed, &seed, sizeof seed);
+    }
+    sp->max_power = col_double(s, 15);
+    sp->number_of_gpus = sqlite3_column_int64(s, 16);
+    col_text(s, 17, sp->gpu_model, sizeof sp->gpu_model);
+    job->stage = sqlite3_column_int(s, 18) == ZBSO_STAGE_MAB ? ZBSO_STAGE_MAB : ZBSO_STAGE_PRUNING;
+    job->exp_default_batch_size = sqlite3_column_int64(s, 19);
+    job->has_min_cost = sqlite3_column_type(s, 20) != SQLITE_NULL;
+    job->min_cost = job->has_min_cost ? sqlite3_column_double(s, 20) : 0.0;
+    job->min_cost_batch_size = sqlite3_column_int64(s, 21);
+    const char *rng = (const char *)sqlite3_column_text(s, 22);
+    if (rng == NULL || rng_parse(&job->rng, rng) != 0)
+        return err_set(err, ZBSO_ESTORE, "sqlite: job \"%.300s\" has malformed rng_state \"%.100s\"",
+                       sp->job_id, rng != NULL ? rng : "NULL");
+    job->num_trials = sqlite3_column_int64(s, 23);
+    job->created_at = col_double(s, 24);
+    return 0;
+}
+
+/* Binds job_id as ?1 and the trial's columns as ?2..?13 in TRIAL_COLS order. */
+static void bind_trial(sqlite3_stmt *s, const char *job_id, const zbso_trial *tr)
+{
+    sqlite3_bind_text(s, 1, job_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, tr->trial_number);
+    sqlite3_bind_int64(s, 3, tr->batch_size);
+    sqlite3_bind_int(s, 4, (int)tr->type);
+    sqlite3_bind_int(s, 5, (int)tr->status);
+    bind_double(s, 6, tr->start_time);
+    bind_double(s, 7, tr->end_time);
+    bind_double(s, 8, tr->lease_renewed_at);
+    bind_double(s, 9, tr->time);
+    bind_double(s, 10, tr->energy);
+    bind_double(s, 11, tr->metric);
+    sqlite3_bind_int64(s, 12, tr->epochs);
+    sqlite3_bind_int(s, 13, tr->converged);
+}
+
+static void col_trial(sqlite3_stmt *s, zbso_trial *tr)
+{
+    tr->trial_number = sqlite3_column_int64(s, 0);
+    tr->batch_size = sqlite3_column_int64(s, 1);
+    tr->type = (zbso_trial_type)sqlite3_column_int(s, 2);
+    tr->status = (zbso_trial_status)sqlite3_column_int(s, 3);
+    tr->start_time = col_double(s, 4);
+    tr->end_time = col_double(s, 5);
+    tr->lease_renewed_at = col_double(s, 6);
+    tr->time = col_double(s, 7);
+    tr->energy = col_double(s, 8);
+    tr->metric = col_double(s, 9);
+    tr->epochs = sqlite3_column_int64(s, 10);
+    tr->converged = sqlite3_column_int(s, 11) != 0;
+}
+
+/* Steps a write statement; maps constraint failures to domain codes: a taken key is
+ * ZBSO_ECONFLICT, a missing parent job ZBSO_ENOTFOUND. 0 on success; n_changed
+ * (may be NULL) receives the rows changed. Resets s. */
+static int sq_write(sq_store *st, sqlite3_stmt *s, const char *what, const char *job_id,
+                    int64_t *n_changed, zbso_err *err)
+{
+    int rc = sqlite3_step(s);
+    int out = 0;
+    if (rc == SQLITE_DONE) {
+        if (n_changed != NULL)
+            *n_changed = sqlite3_changes64(st->db);
+    } else if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE) {
+        out = err_set(err, ZBSO_ECONFLICT, "%s: job \"%.300s\" already has that key", what, job_id);
+    } else if (rc == SQLITE_CONSTRAINT_FOREIGNKEY) {
+        out = err_set(err, ZBSO_ENOTFOUND, "%s: job \"%.300s\" not found", what, job_id);
+    } else {
+        out = sq_fail(st, rc, what, job_id, err);
+    }
+    sqlite3_reset(s);
+    return out;
+}
+
+/* Loads a job; ZBSO_ENOTFOUND when absent. for_update needs nothing more: the writer
+ * thread runs one unit at a time. */
+static int q_job_get(store_txn *t, const char *id, bool for_update, zbso_job *out,
+                     zbso_err *err)
+{
+    sq_store *st = txn_store(t);
+    sqlite3_stmt *s = sq_stmt(st, S_JOB_GET, err);
+    if (s == NULL)
+        return ZBSO_ESTORE;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s), out_rc;
+    if (rc == SQLITE_ROW)
+        out_rc = col_job(s, out, err);
+    else if (rc == SQLITE_DONE)
+        out_rc = err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", id);
+    else
+        out_rc = sq_fail(st, rc, "job_get", id, err);
+    sqlite3_reset(s);
+    return out_rc;
+}
+
+static int q_job_insert(store_txn *t, const zbso_job *job, zbso_err *err)
+{
+    sq_store *st = txn_store(t);
+    sqlite3_stmt *s = sq_stmt(st, S_JOB_INSERT, err);
+    if (s == NULL)
+        return ZBSO_ESTORE;
+    bind_job(s, job);
+    int rc = sq_write(st, s, "job_insert", job->spec.job_id, NULL, err);
+    if (rc == ZBSO_ECONFLICT)
+        rc = err_set(err, ZBSO_ECONFLICT, "job \"%.300s\" already exists", job->spec.job_id);
+    return rc;
+}
+
+/* Writes the mutable columns; ZBSO_ENOTFOUND when no row has the id. bind_job serves both
+ * insert and update: the UPDATE names ?1 and ?19..?24, so ?2..?18 are unused slots and
+ * binding ?25 returns SQLITE_RANGE, which is harmless and ignored. */
+static int q_job_update(store_txn *t, const zbso_job *job, zbso_err *err)
+{
+    sq_store *st = txn_store(t);
+    sqlite3_stmt *s = sq_stmt(st, S_JOB_UPDATE, err);
+    int64_t n = 0;
+    if (s == NULL)
+        return ZBSO_ESTORE;
+    bind_job(s, job);
+    int rc = sq_write(st, s, "job_update", job->spec.job_id, &n, err);
+    if (rc == 0 && n == 0)
+        rc = err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", job->spec.job_id);
+    return rc;
+}
+
+/* Deletes the job; its trials and arms go with it (ON DELETE CASCADE). */
+static int q_job_delete(store_txn *t, const char *id, zbso_err *err)
+{
+    sq_store *st = txn_store(t);
+    sqlite3_stmt *s = sq_stmt(st, S_JOB_DELETE, err);
+    int64_t n = 0;
+    if (s == NULL)
+        return ZBSO_ESTORE;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    int rc = sq_write(st, s, "job_delete", id, &n, err);
+    if (rc == 0 && n == 0)
+        rc = err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", id);
+    return rc;
+}
+
+static int q_job_ids(store_txn *t, int (*fn)(void *ctx, const char *job_id), void *ctx,
+                     zbso_err *err)
+{
+    sq_store *st = txn_store(t);
+    sqlite3_stmt *s = sq_stmt(st, S_JOB_IDS, err);
+    char id[ZBSO_ID_MAX + 1];
+    int rc, out = 0;
+    if (s == NULL)
+        return ZBSO_ESTORE;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        col_text(s, 0, id, sizeof id);
+        out = fn(ctx, id);
+        if (out != 0)
+            goto out;
+    }
+    if (rc != SQLITE_DONE)
+        out = sq_fail(st, rc, "job_ids", NULL, err);
+out:
+    sqlite3_reset(s);
+    return out;
+}
+
+static int q_trial_insert(store_txn *t, const char *id, const zbso_trial *trial,
+                          zbso_err *err)
+{
+    sq_store *st = txn_store(t);
+    sqlite3_stmt *s = sq_stmt(st, S_TRIAL_INSERT, err);
+    if (s == NULL)
+        return ZBSO_ESTORE;
+    bind_trial(s, id, trial);
+    int rc = sq_write(st, s, "trial_insert", id, NULL, err);
+    if (rc == ZBSO_ECONFLICT)
+        rc = err_set(err, ZBSO_ECONFLICT, "trial %lld of job \"%.300s\" already exists",
+                     (long long)trial->trial_number, id);
+    return rc;
+}
+
+static int q_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *out,
+                       zbso_err *err)
+{
+    sq_store *st = txn_store(t);
+    sqlite3_stmt *s = sq_stmt(st, S_TRIAL_GET, err);
+    if (s == NULL)
+        return ZBSO_ESTORE;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, n);
+    int rc = sqlite3_step(s), out_rc = 0;
+    if (rc == SQLITE_ROW)
+        col_trial(s, out);
+    else if (rc == SQLITE_DONE)
+        out_rc = err_set(err, ZBSO_ENOTFOUND, "trial %lld of job \"%.300s\" not found",
+                         (long long)n, id);
+    else
+        out_rc = sq_fail(st, rc, "trial_get", id, err);
+    sqlite3_reset(s);
+    return out_rc;
+}
+
+static int q_trial_update(store_txn *t, const char *id, const zbso_trial *trial,
+                          zbso_err *err)
+{
+    sq_store *st = txn_store(t);
+    sqlite3_stmt *s = sq_stmt(st, S_TRIAL_UPDATE, err);
+    int64_t n = 0;
+    if (s == NULL)
+        return ZBSO_ESTORE;
+    bind_trial(s, id, trial);
+    int rc = sq_write(st, s, "trial_update", id, &n, err);
+    if (rc == 0 && n == 0)
+        rc = err_set(err, ZBSO_ENOTFOUND, "trial %lld of job \"%.300s\" not found",
+                     (long long)trial->trial_number, id);
+    return rc;
+}
+
+/* fn runs while the listing statement is open: it may use other operations, but not
+ * trials_list itself (that would reset this statement). */
+static int q_trials_list(store_txn *t, const char *id, const store_trial_query *q,
+                         store_trial_fn fn, void *ctx, zbso_err *err)
+{
+    sq_store *st = txn_store(t);
+    sqlite3_stmt *s = sq_stmt(st, q->batch_size != 0 ? S_TRIALS_LIST_BS : S_TRIALS_LIST, err);
+    zbso_trial tr;
+    int rc, out = 0;
+    if (s == NULL)
+        return ZBSO_ESTORE;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, q->type_mask ? (int64_t)q->type_mask : (int64_t)UINT32_MAX);
+    sqlite3_bind_int64(s, 3, q->status_mask ? (int64_t)q->status_mask : (int64_t)UINT32_MAX);
+    sqlite3_bind_int64(s, 4, q->last_n > 0 ? q->last_n : -1);
+    if (q->batch_size != 0)
+        sqlite3_bind_int64(s, 5, q->batch_size);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        col_trial(s, &tr);
+        out = fn(ctx, &tr);
+        if (out != 0)
+            goto out;
+    }
+    if (rc != SQLITE_DONE)
+        out = sq_fail(st, rc, "trials_list", id, err);
+out:
+    sqlite3_reset(s);
+    return out;
+}
+
+static int q_trials_fail_stale(store_txn *t, const char *id, double cutoff, double now,
+                               int64_t *n_failed, zbso_err *err)
+{
+    sq_store *st = txn_store(t);
+    sqlite3_stmt *s = sq_stmt(st, S_TRIALS_FAIL_STALE, err);
+    int64_t n = 0;
+    int rc = ZBSO_ESTORE;
+    if (s != NULL) {
+        sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+        bind_double(s, 2, cutoff);
+        bind_double(s, 3, now);
+        rc = sq_write(st, s, "trials_fail_stale", id, &n, err);
+    }
+    if (n_failed != NULL)
+        *n_failed = n;
+    return rc;
+}
+
+static int q_arms_get(store_txn *t, const char *id, zbso_arm *out, size_t cap,
+                      size_t *n_out, zbso_err *err)
+{
+    sq_store *st = txn_store(t);
+    sqlite3_stmt *s = sq_stmt(st, S_ARMS_GET, err);
+    size_t n = 0;
+    int rc, out_rc = 0;
+    *n_out = 0;
+    if (s == NULL)
+        return ZBSO_ESTORE;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (n == cap) {
+            out_rc = err_set(err, ZBSO_EINVAL, "job \"%.300s\" has more than the %zu arms asked for",
+                             id, cap);
+            goto out;
+        }
+        out[n].batch_size = sqlite3_column_int64(s, 0);
+        out[n].param_mean = col_double(s, 1);
+        out[n].param_precision = col_double(s, 2);
+        out[n].num_observations = sqlite3_column_int64(s, 3);
+        n++;
+    }
+    if (rc != SQLITE_DONE) {
+        out_rc = sq_fail(st, rc, "arms_get", id, err);
+        goto out;
+    }
+    *n_out = n;
+out:
+    sqlite3_reset(s);
+    return out_rc;
+}
+
+static int q_arm_put(store_txn *t, const char *id, const zbso_arm *arm, zbso_err *err)
+{
+    sq_store *st = txn_store(t);
+    sqlite3_stmt *s = sq_stmt(st, S_ARM_PUT, err);
+    if (s == NULL)
+        return ZBSO_ESTORE;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, arm->batch_size);
+    bind_double(s, 3, arm->param_mean);
+    bind_double(s, 4, arm->param_precision);
+    sqlite3_bind_int64(s, 5, arm->num_observations);
+    return sq_write(st, s, "arm_put", id, NULL, err);
+}
+
+static const store_txn_ops sq_ops = {
+    .job_get = q_job_get,
+    .job_insert = q_job_insert,
+    .job_update = q_job_update,
+    .job_delete = q_job_delete,
+    .job_ids = q_job_ids,
+    .trial_insert = q_trial_insert,
+    .trial_get = q_trial_get,
+    .trial_update = q_trial_update,
+    .trials_list = q_trials_list,
+    .trials_fail_stale = q_trials_fail_stale,
+    .arms_get = q_arms_get,
+    .arm_put = q_arm_put,
+};
+
+/* Fails every unit of a group with the same database error. */
+static void group_fail(sq_unit *g, int code, const char *why)
+{
+    for (sq_unit *u = g; u != NULL; u = u->next)
+        u->rc = err_set(u->err, code, "%s", why);
+}
+
+/* Runs a group of units in one transaction, each in its own savepoint, and commits once.
+ * Sets every unit's rc (and err on failure). */
+static void run_group(sq_store *st, sq_unit *g)
+{
+    sq_txn txn = {.base = {.ops = &sq_ops}, .st = st};
+    zbso_err e;
+    char why[ZBSO_ERR_MSG_MAX];
+    int rc = sq_run(st, S_BEGIN, "BEGIN IMMEDIATE", NULL, &e);
+    if (rc < 0) {
+        group_fail(g, rc, e.msg);
+        return;
+    }
+    for (sq_unit *u = g; u != NULL; u = u->next) {
+        rc = sq_run(st, S_SAVEPOINT, "SAVEPOINT", NULL, &e);
+        if (rc < 0)
+            goto broken;
+        u->rc = u->fn(&txn.base, u->arg, u->err);
+        if (sqlite3_get_autocommit(st->db)) {
+            /* SQLite rolled the whole transaction back (I/O error, disk full): the
+             * group's earlier work is gone too. */
+            rc = err_set(&e, ZBSO_ESTORE, "sqlite: the transaction was rolled back: %s",
+                         sqlite3_errmsg(st->db));
+            goto broken;
+        }
+        if (u->rc < 0) {
+            rc = sq_run(st, S_ROLLBACK_TO, "ROLLBACK TO", NULL, &e);
+            if (rc < 0)
+                goto broken;
+        }
+        rc = sq_run(st, S_RELEASE, "RELEASE", NULL, &e);
+        if (rc < 0)
+            goto broken;
+    }
+    rc = sq_run(st, S_COMMIT, "COMMIT", NULL, &e);
+    if (rc == 0)
+        return;
+broken:
+    snprintf(why, sizeof why, "%s", e.msg);
+    if (!sqlite3_get_autocommit(st->db))
+        sq_run(st, S_ROLLBACK, "ROLLBACK", NULL, &e);
+    group_fail(g, ZBSO_ESTORE, why);
+}
+
+/* The writer thread: takes up to SQ_GROUP_MAX queued units at a time, runs them as one
+ * group, and wakes their callers. Leaves once stopping is set and the queue is empty. */
+static void *writer_main(void *arg)
+{
+    sq_store *st = arg;
+    pthread_mutex_lock(&st->mu);
+    for (;;) {
+        while (st->head == NULL && !st->stopping)
+            pthread_cond_wait(&st->cv_work, &st->mu);
+        if (st->head == NULL)
+            break;
+        sq_unit *g = st->head, *last = g;
+        for (int n = 1; n < SQ_GROUP_MAX && last->next != NULL; n++)
+            last = last->next;
+        st->head = last->next;
+        if (st->head == NULL)
+            st->tail = NULL;
+        last->next = NULL;
+        pthread_mutex_unlock(&st->mu);
+        run_group(st, g);
+        pthread_mutex_lock(&st->mu);
+        while (g != NULL) {
+            /* Read next first: once done is set the unit's owner may return. */
+            sq_unit *next = g->next;
+            g->done = true;
+            pthread_cond_signal(&g->cv);
+            g = next;
+        }
+    }
+    pthread_mutex_unlock(&st->mu);
+    return NULL;
+}
+
+/* Queues fn for the writer and waits. Returns fn's code, or ZBSO_ESTORE/EUNAVAIL when the
+ * group's transaction failed (then nothing of fn's work is stored). */
+static int sq_exec(store *base, store_work_fn fn, void *arg, zbso_err *err)
+{
+    sq_store *st = (sq_store *)base;
+    sq_unit u = {.fn = fn, .arg = arg, .rc = 0};
+    u.err = err != NULL ? err : &u.own_err;
+    pthread_cond_init(&u.cv, NULL);
+    pthread_mutex_lock(&st->mu);
+    if (st->tail != NULL)
+        st->tail->next = &u;
+    else
+        st->head = &u;
+    st->tail = &u;
+    pthread_cond_signal(&st->cv_work);
+    while (!u.done)
+        pthread_cond_wait(&u.cv, &st->mu);
+    pthread_mutex_unlock(&st->mu);
+    pthread_cond_destroy(&u.cv);
+    return u.rc;
+}
+
+/* Runs the steps that take the database from version `from` to `to`, in the caller's
+ * transaction. Returns 0 or ZBSO_ESTORE naming the statement that failed. */
+static int apply_steps(sq_store *st, int from, int to, zbso_err *err)
+{
+    for (int v = from + 1; v <= to; v++) {
+        for (const char *const *sql = steps[v - 1]; *sql != NULL; sql++) {
+            char *msg = NULL;
+            if (sqlite3_exec(st->db, *sql, NULL, NULL, &msg) != SQLITE_OK) {
+                int rc = err_set(err, ZBSO_ESTORE, "%s: migration to schema version %d failed: %s",
+                                 st->path, v, msg != NULL ? msg : sqlite3_errmsg(st->db));
+                sqlite3_free(msg);
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Reads PRAGMA user_version. Returns 0 or a translated error. */
+static int read_version(sq_store *st, int *out, zbso_err *err)
+{
+    sqlite3_stmt *s = sq_stmt(st, S_USER_VERSION, err);
+    if (s == NULL)
+        return ZBSO_ESTORE;
+    int rc = sqlite3_step(s), out_rc = 0;
+    if (rc == SQLITE_ROW)
+        *out = sqlite3_column_int(s, 0);
+    else
+        out_rc = sq_fail(st, rc, "reading the schema version", NULL, err);
+    sqlite3_reset(s);
+    return out_rc;
+}
+
+typedef struct migrate_arg {
+    int to;
+    int version;                 /* OUT: the version after the unit */
+} migrate_arg;
+
+/* Unit of work: migrate to arg->to (0: only read the version). Refuses downgrades with
+ * ZBSO_ESCHEMA. */
+static int migrate_unit(store_txn *t, void *argp, zbso_err *err)
+{
+    sq_store *st = txn_store(t);
+    migrate_arg *a = argp;
+    int rc = read_version(st, &a->version, err);
+    if (rc < 0 || a->to == 0 || a->to == a->version)
+        return rc;
+    if (a->to < a->version)
+        return err_set(err, ZBSO_ESCHEMA, "%s: schema version %d cannot go down to %d",
+                       st->path, a->version, a->to);
+    rc = apply_steps(st, a->version, a->to, err);
+    if (rc == 0)
+        a->version = a->to;
+    return rc;
+}
+
+static int sq_schema_version(store *base, int *out, zbso_err *err)
+{
+    migrate_arg a = {0, 0};
+    int rc = sq_exec(base, migrate_unit, &a, err);
+    *out = a.version;
+    return rc;
+}
+
+/* Upgrades to `to` (0: latest). ZBSO_EINVAL past the latest, ZBSO_ESCHEMA downwards. */
+static int sq_migrate(store *base, int to, zbso_err *err)
+{
+    if (to < 0 || to > SQ_LATEST)
+        return err_set(err, ZBSO_EINVAL, "schema version %d does not exist; the latest is %d",
+                       to, SQ_LATEST);
+    migrate_arg a = {to != 0 ? to : SQ_LATEST, 0};
+    return sq_exec(base, migrate_unit, &a, err);
+}
+
+/* Writes BEGIN, the steps' SQL from `from` to `to` (0: latest), COMMIT to fn. Touches no
+ * database. ZBSO_EINVAL when the versions are out of range or reversed. */
+static int sq_migrate_sql(int from, int to, void (*fn)(void *ctx, const char *sql), void *ctx,
+                          zbso_err *err)
+{
+    if (to == 0)
+        to = SQ_LATEST;
+    if (from < 0 || to > SQ_LATEST || from > to)
+        return err_set(err, ZBSO_EINVAL,
+                       "cannot write SQL from schema version %d to %d (versions 0..%d exist)",
+                       from, to, SQ_LATEST);
+    fn(ctx, "BEGIN;");
+    for (int v = from + 1; v <= to; v++)
+        for (const char *const *sql = steps[v - 1]; *sql != NULL; sql++)
+            fn(ctx, *sql);
+    fn(ctx, "COMMIT;");
+    return 0;
+}
+
+/* Logs each statement as it starts, with bound values (ZEUS_BSO_ECHO_SQL). */
+static int trace_cb(unsigned type, void *ctx, void *p, void *x)
+{
+    char *sql = sqlite3_expanded_sql(p);
+    log_info("sql: %s", sql != NULL ? sql : (const char *)x);
+    sqlite3_free(sql);
+    return 0;
+}
+
+/* Sets the connection up (WAL, synchronous=FULL, foreign keys) and checks, creates or
+ * migrates the schema. Returns 0 or a code with err naming the path. */
+static int prepare_db(sq_store *st, const store_options *opt, zbso_err *err)
+{
+    char *msg = NULL;
+    int rc = 0, version = 0, n_tables = 0;
+    rc = sqlite3_exec(st->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+                      " PRAGMA foreign_keys = ON;", NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        rc = err_set(err, (rc & 0xff) == SQLITE_BUSY ? ZBSO_EUNAVAIL : ZBSO_ESTORE,
+                     "cannot use database file %s: %s", st->path,
+                     msg != NULL ? msg : sqlite3_errmsg(st->db));
+        goto out;
+    }
+    rc = read_version(st, &version, err);
+    if (rc < 0)
+        goto out;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'",
+                           -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+        n_tables = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    if (version == 0 && n_tables > 0) {
+        rc = err_set(err, ZBSO_ESCHEMA, "database %s holds tables but no zbso schema version;"
+                     " it is not a zbso database", st->path);
+        goto out;
+    }
+    if (version > SQ_LATEST) {
+        rc = err_set(err, ZBSO_ESCHEMA, "database %s has schema version %d, newer than this"
+                     " binary's %d; use a newer zbso", st->path, version, SQ_LATEST);
+        goto out;
+    }
+    if (version == SQ_LATEST)
+        goto out;
+    if (version == 0 && !opt->create_if_empty && !opt->migrate) {
+        rc = err_set(err, ZBSO_ESCHEMA, "database %s is empty (schema version 0, this binary's"
+                     " is %d); run `zbso migrate`", st->path, SQ_LATEST);
+        goto out;
+    }
+    if (version > 0 && !opt->migrate) {
+        rc = err_set(err, ZBSO_ESCHEMA, "database %s has schema version %d, older than this"
+                     " binary's %d; run `zbso migrate` (or serve with --migrate)",
+                     st->path, version, SQ_LATEST);
+        goto out;
+    }
+    rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        rc = sq_fail(st, rc, "BEGIN IMMEDIATE (schema)", NULL, err);
+        goto out;
+    }
+    rc = apply_steps(st, version, SQ_LATEST, err);
+    if (rc == 0 && sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = sq_fail(st, SQLITE_ERROR, "COMMIT (schema)", NULL, err);
+    if (rc < 0 && !sqlite3_get_autocommit(st->db))
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    if (rc == 0)
+        log_info("database %s: schema version %d -> %d", st->path, version, SQ_LATEST);
+out:
+    sqlite3_free(msg);
+    return rc;
+}
+
+static void sq_close(store *base);
+
+/* Opens sqlite:///path (relative) or sqlite:////path (absolute), also spelt
+ * sqlite+aiosqlite://. Returns 0 with *out set, or ZBSO_EINVAL (no path),
+ * ZBSO_ESTORE (cannot open / not a database), ZBSO_ESCHEMA (schema mismatch). */
+static int sq_open(const char *url, const store_options *opt, store **out, zbso_err *err)
+{
+    int rc = 0;
+    sq_store *st = NULL;
+    const char *sep = strstr(url, ":///");
+    const char *path = sep != NULL ? sep + 4 : "";
+    *out = NULL;
+    if (path[0] == '\0' || strlen(path) >= sizeof st->path) {
+        rc = err_set(err, ZBSO_EINVAL, "database URL \"%.200s\" has no usable file path"
+                     " (write sqlite:///relative/path or sqlite:////absolute/path)", url);
+        goto out;
+    }
+    st = calloc(1, sizeof *st);
+    if (st == NULL) {
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory opening %s", path);
+        goto out;
+    }
+    st->base.backend = &store_sqlite_backend;
+    snprintf(st->path, sizeof st->path, "%s", path);
+    pthread_mutex_init(&st->mu, NULL);
+    pthread_cond_init(&st->cv_work, NULL);
+    /* NOMUTEX: after this function only the writer thread touches the connection. */
+    rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                         SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        rc = err_set(err, ZBSO_ESTORE, "cannot open database file %s: %s", path,
+                     st->db != NULL ? sqlite3_errmsg(st->db) : "out of memory");
+        goto out;
+    }
+    sqlite3_extended_result_codes(st->db, 1);
+    sqlite3_busy_timeout(st->db, SQ_BUSY_TIMEOUT_MS);
+    if (opt->echo_sql)
+        sqlite3_trace_v2(st->db, SQLITE_TRACE_STMT, trace_cb, NULL);
+    rc = prepare_db(st, opt, err);
+    if (rc < 0)
+        goto out;
+    if (pthread_create(&st->writer, NULL, writer_main, st) != 0) {
+        rc = err_set(err, ZBSO_ESTORE, "cannot start the writer thread for %s", path);
+        goto out;
+    }
+    st->writer_started = true;
+    *out = &st->base;
+    st = NULL;
+out:
+    if (st != NULL)
+        sq_close(&st->base);
+    return rc;
+}
+
+/* Lets queued units finish, stops the writer, and closes the connection. */
+static void sq_close(store *base)
+{
+    sq_store *st = (sq_store *)base;
+    if (st == NULL)
+        return;
+    if (st->writer_started) {
+        pthread_mutex_lock(&st->mu);
+        st->stopping = true;
+        pthread_cond_signal(&st->cv_work);
+        pthread_mutex_unlock(&st->mu);
+        pthread_join(st->writer, NULL);
+    }
+    for (int i = 0; i < S_COUNT; i++)
+        sqlite3_finalize(st->stmts[i]);
+    if (sqlite3_close(st->db) != SQLITE_OK)
+        log_error("closing database %s: %s", st->path, sqlite3_errmsg(st->db));
+    pthread_cond_destroy(&st->cv_work);
+    pthread_mutex_destroy(&st->mu);
+    free(st);
+}
+
+const store_backend store_sqlite_backend = {
+    .version = 1,
+    .name = "sqlite",
+    .open = sq_open,
+    .close = sq_close,
+    .exec = sq_exec,
+    .schema_version = sq_schema_version,
+    .migrate = sq_migrate,
+    .migrate_sql = sq_migrate_sql,
+    .latest_schema_version = SQ_LATEST,
+};
