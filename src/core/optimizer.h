@@ -30,9 +30,9 @@ double opt_mean(const double *a, size_t n);
 /* np.var (population variance, ddof 0) with numpy's summation. n must be >= 1. */
 double opt_var(const double *a, size_t n);
 
-/* Writes d with the digits of Python's repr() (shortest text that reads back to d: "0.1",
- * "800.0", "inf"; large or tiny values use C's exponent form "1e+20") into buf, which holds at least OPT_FMT_DOUBLE_MAX bytes; returns buf.
- * For messages that name a value. */
+/* Writes d as Python's repr() does (shortest text that reads back to d: "0.1", "800.0",
+ * "1e+16", "1.5e-05", "inf", "nan") into buf, which holds at least OPT_FMT_DOUBLE_MAX
+ * bytes; returns buf. For messages that name a value, as Zeus's do. */
 #define OPT_FMT_DOUBLE_MAX 40
 char *opt_fmt_double(char *buf, double d);
 

@@ -78,25 +78,61 @@ double opt_var(const double *a, size_t n)
 
 char *opt_fmt_double(char *buf, double d)
 {
-    if (isnan(d)) {
-        snprintf(buf, OPT_FMT_DOUBLE_MAX, "nan");
+    char sci[40], digits[24];
+    size_t nd = 0;
+    int exp10;
+    char *p = buf;
+
+    if (isnan(d) || isinf(d)) {
+        snprintf(buf, OPT_FMT_DOUBLE_MAX, "%s", isnan(d) ? "nan" : d < 0 ? "-inf" : "inf");
         return buf;
     }
-    if (isinf(d)) {
-        snprintf(buf, OPT_FMT_DOUBLE_MAX, "%sinf", d < 0 ? "-" : "");
-        return buf;
-    }
-    /* The shortest %.*g that reads back exactly: the digits Python's repr picks. */
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, OPT_FMT_DOUBLE_MAX, "%.*g", prec, d);
-        if (strtod(buf, NULL) == d)
+    /* The shortest %.*e that reads back exactly: the digits Python's repr picks. */
+    for (int prec = 0; prec <= 16; prec++) {
+        snprintf(sci, sizeof sci, "%.*e", prec, d);
+        if (strtod(sci, NULL) == d)
             break;
     }
-    /* Python marks an integral float with ".0" ("800.0"). */
-    if (strpbrk(buf, ".eEn") == NULL) {
-        size_t len = strlen(buf);
-        if (len + 2 < OPT_FMT_DOUBLE_MAX)
-            memcpy(buf + len, ".0", 3);
+    const char *q = sci;
+    if (*q == '-')
+        *p++ = *q++;
+    for (; *q != 'e'; q++) {
+        if (*q != '.')
+            digits[nd++] = *q;
+    }
+    exp10 = atoi(q + 1);
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    /* Python's float repr: fixed notation for 1e-4 <= |d| < 1e16, else "1.5e+16". */
+    if (exp10 >= -4 && exp10 < 16) {
+        if (exp10 < 0) {
+            *p++ = '0';
+            *p++ = '.';
+            for (int i = 0; i < -exp10 - 1; i++)
+                *p++ = '0';
+            memcpy(p, digits, nd);
+            p += nd;
+        } else {
+            for (int i = 0; i <= exp10; i++)
+                *p++ = (size_t)i < nd ? digits[i] : '0';
+            *p++ = '.';
+            if (nd > (size_t)exp10 + 1) {
+                memcpy(p, digits + exp10 + 1, nd - (size_t)exp10 - 1);
+                p += nd - (size_t)exp10 - 1;
+            } else {
+                *p++ = '0';
+            }
+        }
+        *p = '\0';
+    } else {
+        *p++ = digits[0];
+        if (nd > 1) {
+            *p++ = '.';
+            memcpy(p, digits + 1, nd - 1);
+            p += nd - 1;
+        }
+        snprintf(p, OPT_FMT_DOUBLE_MAX - (size_t)(p - buf), "e%c%02d", exp10 < 0 ? '-' : '+',
+                 exp10 < 0 ? -exp10 : exp10);
     }
     return buf;
 }

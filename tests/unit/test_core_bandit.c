@@ -107,6 +107,21 @@ static void test_cost_formula(void **unused)
     assert_true(opt_cost(3.0, 11.7, 0.1, 700.0) == 7371.3);
 }
 
+/* The texts are Python's repr() of the same doubles. */
+static void test_fmt_double_like_python(void **unused)
+{
+    static const struct { double d; const char *text; } cases[] = {
+        {0.1, "0.1"}, {800.0, "800.0"}, {-3.25, "-3.25"}, {2000.5, "2000.5"},
+        {1e16, "1e+16"}, {1.5e-05, "1.5e-05"}, {0.0001, "0.0001"}, {0.0, "0.0"},
+        {-0.0, "-0.0"}, {1234567.0, "1234567.0"}, {123456789012345678.0, "1.2345678901234568e+17"},
+        {9999999999999998.0, "9999999999999998.0"}, {1.0 / 3.0, "0.3333333333333333"},
+        {INFINITY, "inf"}, {-INFINITY, "-inf"}, {5e-324, "5e-324"},
+    };
+    char buf[OPT_FMT_DOUBLE_MAX];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_string_equal(opt_fmt_double(buf, cases[i].d), cases[i].text);
+}
+
 static void test_arm_fit_formulas(void **unused)
 {
     zbso_arm arm;
@@ -284,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_sum_is_pairwise),
         cmocka_unit_test(test_mean_var),
         cmocka_unit_test(test_cost_formula),
+        cmocka_unit_test(test_fmt_double_like_python),
         cmocka_unit_test(test_arm_fit_formulas),
         cmocka_unit_test(test_arm_fit_infinite_and_empty),
         cmocka_unit_test(test_window_size),
