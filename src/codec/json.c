@@ -354,6 +354,24 @@ static int set_str(json_t *obj, const char *key, const char *v)
     return set_new(obj, key, json_string(v));
 }
 
+/* A JSON string of text; bytes that are not valid UTF-8 (a job id from a raw query string
+ * quoted in a message) become '?' so an error body can always be written. */
+static json_t *text_string(const char *text)
+{
+    json_t *v = json_string(text);
+    if (v)
+        return v;
+    size_t n = strlen(text);
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return NULL;
+    for (size_t i = 0; i <= n; i++)
+        copy[i] = (unsigned char)text[i] >= 0x80 ? '?' : text[i];
+    v = json_string(copy);
+    free(copy);
+    return v;
+}
+
 /* Serializes obj (consumed) to a malloc'd string. NULL on failure. */
 static char *finish(json_t *obj, bool ok, size_t *len)
 {
@@ -429,7 +447,7 @@ char *codec_report_response_dump(const zbso_report_response *r, size_t *len)
     json_t *o = json_object();
     bool ok = o && set_new(o, "stop_train", json_boolean(r->stop_train)) == 0 &&
               set_new(o, "converged", json_boolean(r->converged)) == 0 &&
-              set_str(o, "message", r->message) == 0;
+              set_new(o, "message", text_string(r->message)) == 0;
     return finish(o, ok, len);
 }
 
@@ -440,17 +458,18 @@ char *codec_error_dump(const zbso_err *err, bool detail, size_t *len)
     if (ok && detail) {
         json_t *loc = json_array(), *item = json_object(), *list = json_array();
         ok = loc && item && list &&
-             json_array_append_new(loc, json_string(err->where[0] ? err->where : "body")) ==
+             json_array_append_new(loc, text_string(err->where[0] ? err->where : "body")) ==
                  0 &&
-             (!err->loc[0] || json_array_append_new(loc, json_string(err->loc)) == 0) &&
-             json_object_set(item, "loc", loc) == 0 && set_str(item, "msg", err->msg) == 0 &&
+             (!err->loc[0] || json_array_append_new(loc, text_string(err->loc)) == 0) &&
+             json_object_set(item, "loc", loc) == 0 &&
+             set_new(item, "msg", text_string(err->msg)) == 0 &&
              set_str(item, "type", "value_error") == 0 &&
              json_array_append(list, item) == 0 && json_object_set(o, "detail", list) == 0;
         json_decref(loc);
         json_decref(item);
         json_decref(list);
     } else if (ok) {
-        ok = set_str(o, "message", err->msg) == 0;
+        ok = set_new(o, "message", text_string(err->msg)) == 0;
     }
     return finish(o, ok, len);
 }

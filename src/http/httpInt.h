@@ -1,0 +1,60 @@
+/* httpInt.h: private to src/http. The route table, one reply per request, and the one
+ * table from ZBSO_E* codes to HTTP statuses. Handlers never touch sockets or MHD state
+ * beyond reading query arguments. */
+#ifndef ZBSO_HTTP_HTTPINT_H
+#define ZBSO_HTTP_HTTPINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <microhttpd.h>
+
+#include "core/types.h"
+#include "http/http.h"
+
+/* What a handler answers. body is malloc'd JSON unless body_static; the server frees it
+ * (or hands it to MHD). err holds the failure when status >= 400. */
+typedef struct http_reply {
+    int status;
+    char *body;
+    size_t len;
+    bool body_static;
+    const char *allow;               /* 405: the Allow header */
+    zbso_err err;
+    char job_id[ZBSO_ID_MAX + 1];    /* for the request log; "" when none */
+} http_reply;
+
+/* The server's state that handlers use. */
+typedef struct http_ctx {
+    store *st;
+    const svc_env *env;
+} http_ctx;
+
+typedef void (*http_handler)(const http_ctx *ctx, struct MHD_Connection *c,
+                             const char *body, size_t len, http_reply *r);
+
+typedef struct http_route {
+    const char *method;
+    const char *path;
+    const char *allow;      /* every method this path serves, for 405 */
+    bool has_body;          /* the request carries JSON: check its Content-Type */
+    bool public_route;      /* served without the bearer token */
+    http_handler fn;
+} http_route;
+
+/* Finds the route for method and path. Returns it, or NULL when none: then *allow is the
+ * path's methods when the path exists (405) and NULL when it does not (404). */
+const http_route *http_route_find(const char *method, const char *path, const char **allow);
+
+/* The HTTP status of a ZBSO_E* code (src/http/status.c): EINVAL 422, ENOTFOUND 404,
+ * ECONFLICT 409, EAUTH 401, ETOOBIG 413, EMETHOD 405, EUNAVAIL 503, others 500. */
+unsigned http_status_of(int code);
+
+/* Turns r->err (with code) into an error reply: status from the table, 422 in FastAPI's
+ * detail shape, others {"message"}. Fills a missing message from zbso_strerror. */
+void http_reply_error(http_reply *r, int code);
+
+/* A reply with a static body (not freed). */
+void http_reply_static(http_reply *r, unsigned status, const char *json);
+
+#endif

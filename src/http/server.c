@@ -1,0 +1,408 @@
+/* server.c: the libmicrohttpd lifecycle: bind, per-request state, bodies up to a limit,
+ * bearer auth, Content-Type check, queueing replies and the request log. Knows nothing of
+ * what a route means (routes.c) or of status policy (status.c). */
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "http/httpInt.h"
+#include "util/log.h"
+
+#define DEFAULT_MAX_BODY ((size_t)1 << 20)
+#define DEFAULT_CONN_LIMIT 1024u
+/* Idle keep-alive connections each hold a thread; drop them after this long. */
+#define CONN_TIMEOUT_S 60u
+#define BODY_INITIAL_CAP ((size_t)1024)
+#define HOST_MAX 255
+
+struct http_server {
+    struct MHD_Daemon *daemon;
+    http_ctx ctx;
+    char *token;                 /* NULL: no auth */
+    size_t token_len;
+    size_t max_body;
+    int port;
+    atomic_bool starting;        /* while true, MHD's log lines are kept for the error */
+    char start_error[256];
+};
+
+/* One request, from its first handler call to MHD_OPTION_NOTIFY_COMPLETED. */
+typedef struct req_state {
+    struct timespec t0;
+    const http_route *route;
+    bool decided;                /* reply already settled (an error found before the body) */
+    bool queued;                 /* a response is queued: ignore further calls */
+    http_reply reply;
+    char *body;                  /* accumulated request body, at most max_body bytes */
+    size_t len, cap;
+} req_state;
+
+/* libmicrohttpd's error log goes to ours; during start the last line is kept so the
+ * error returned can say why listening failed. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    http_server *srv = cls;
+    char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    if (atomic_load(&srv->starting)) {
+        size_t k = n < sizeof srv->start_error - 1 ? n : sizeof srv->start_error - 1;
+        memcpy(srv->start_error, line, k);
+        srv->start_error[k] = '\0';
+    }
+    log_error("libmicrohttpd: %s", line);
+}
+
+/* Compares in time that depends only on the expected token's length, so a wrong guess
+ * learns nothing from timing about how much of it matched. */
+static bool token_equal(const char *want, size_t want_len, const char *got, size_t got_len)
+{
+    unsigned char diff = (unsigned char)(want_len != got_len);
+    for (size_t i = 0; i < want_len; i++)
+        diff |= (unsigned char)want[i] ^ (unsigned char)(i < got_len ? got[i] : 0);
+    return diff == 0;
+}
+
+/* Returns 0 when the request carries the server's bearer token, else ZBSO_EAUTH with a
+ * message saying whether the header is missing, malformed or holds a wrong token. The
+ * expected token never appears in a message. */
+static int check_auth(const http_server *srv, struct MHD_Connection *c, zbso_err *err)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h)
+        return err_set(err, ZBSO_EAUTH, "missing Authorization header: this server needs "
+                                        "\"Authorization: Bearer <token>\"");
+    while (*h == ' ' || *h == '\t')
+        h++;
+    if (strncasecmp(h, "Bearer", 6) != 0 || (h[6] != ' ' && h[6] != '\t'))
+        return err_set(err, ZBSO_EAUTH, "the Authorization header is not a Bearer token: "
+                                        "this server needs \"Authorization: Bearer <token>\"");
+    h += 6;
+    while (*h == ' ' || *h == '\t')
+        h++;
+    size_t n = strlen(h);
+    while (n && (h[n - 1] == ' ' || h[n - 1] == '\t'))
+        n--;
+    if (!token_equal(srv->token, srv->token_len, h, n))
+        return err_set(err, ZBSO_EAUTH, "wrong bearer token in the Authorization header");
+    return 0;
+}
+
+/* Returns 0 when Content-Type is absent, empty or application/json (any parameters, any
+ * case): the Zeus client sends bodies without one. Else ZBSO_EINVAL naming the type. */
+static int check_content_type(struct MHD_Connection *c, zbso_err *err)
+{
+    static const char json_type[] = "application/json";
+    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                MHD_HTTP_HEADER_CONTENT_TYPE);
+    if (!v)
+        return 0;
+    const char *p = v;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t n = strcspn(p, ";");
+    while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+        n--;
+    if (n == 0 || (n == sizeof json_type - 1 && strncasecmp(p, json_type, n) == 0))
+        return 0;
+    return err_set_field(err, ZBSO_EINVAL, "body", NULL,
+                         "Content-Type must be application/json, got \"%.100s\"", v);
+}
+
+/* Settles the reply before the body arrives for requests that will fail anyway:
+ * unknown path (404), wrong method (405), auth (401), Content-Type (422). */
+static void request_begin(const http_server *srv, struct MHD_Connection *c, const char *url,
+                          const char *method, req_state *rs)
+{
+    http_reply *r = &rs->reply;
+    const char *allow = NULL;
+    int rc;
+    rs->route = http_route_find(method, url, &allow);
+    if (!rs->route && allow) {
+        err_set(&r->err, ZBSO_EMETHOD, "method %.16s is not allowed on %.200s (allowed: %s)",
+                method, url, allow);
+        r->allow = allow;
+        rc = ZBSO_EMETHOD;
+    } else if (!rs->route) {
+        err_set(&r->err, ZBSO_ENOTFOUND, "no such path: %.200s", url);
+        rc = ZBSO_ENOTFOUND;
+    } else if (srv->token && !rs->route->public_route &&
+               (rc = check_auth(srv, c, &r->err)) < 0) {
+        ;
+    } else if (rs->route->has_body && (rc = check_content_type(c, &r->err)) < 0) {
+        ;
+    } else {
+        return;
+    }
+    http_reply_error(r, rc);
+    rs->decided = true;
+}
+
+/* The declared body length, or 0 when none was declared (chunked or no body). */
+static size_t content_length(struct MHD_Connection *c)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                MHD_HTTP_HEADER_CONTENT_LENGTH);
+    return v ? (size_t)strtoull(v, NULL, 10) : 0;
+}
+
+static void reply_too_big(const http_server *srv, req_state *rs, size_t declared)
+{
+    http_reply *r = &rs->reply;
+    if (declared)
+        err_set(&r->err, ZBSO_ETOOBIG, "request body of %zu bytes is over the limit of %zu "
+                "bytes", declared, srv->max_body);
+    else
+        err_set(&r->err, ZBSO_ETOOBIG, "request body is over the limit of %zu bytes",
+                srv->max_body);
+    http_reply_error(r, ZBSO_ETOOBIG);
+    rs->decided = true;
+}
+
+/* Appends a chunk of body. Past max_body the body is dropped and the reply becomes 413;
+ * the rest of the body is still read so the connection can be kept alive. */
+static void body_append(const http_server *srv, req_state *rs, const char *data, size_t n)
+{
+    if (n > srv->max_body - rs->len) {
+        free(rs->body);
+        rs->body = NULL;
+        rs->len = rs->cap = 0;
+        reply_too_big(srv, rs, 0);
+        return;
+    }
+    if (rs->len + n > rs->cap) {
+        size_t cap = rs->cap ? rs->cap : BODY_INITIAL_CAP;
+        while (cap < rs->len + n)
+            cap *= 2;
+        if (cap > srv->max_body)
+            cap = srv->max_body;
+        char *grown = realloc(rs->body, cap);
+        if (!grown) {
+            err_set(&rs->reply.err, ZBSO_ENOMEM, "out of memory reading a %zu-byte body",
+                    rs->len + n);
+            http_reply_error(&rs->reply, ZBSO_ENOMEM);
+            rs->decided = true;
+            return;
+        }
+        rs->body = grown;
+        rs->cap = cap;
+    }
+    memcpy(rs->body + rs->len, data, n);
+    rs->len += n;
+}
+
+static void log_request(const char *method, const char *url, const req_state *rs)
+{
+    const http_reply *r = &rs->reply;
+    if (r->status >= 500)
+        log_error("%s %s %d: %s", method, url, r->status, r->err.msg);
+    if (log_get_level() > LOG_INFO)
+        return;
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long long us = (long long)(t1.tv_sec - rs->t0.tv_sec) * 1000000LL +
+                   (t1.tv_nsec - rs->t0.tv_nsec) / 1000;
+    log_info("%s %s %d job_id=%s %lldus", method, url, r->status,
+             r->job_id[0] ? r->job_id : "-", us);
+}
+
+/* Queues rs->reply. The body is handed to MHD (freed by it). Returns MHD's verdict;
+ * MHD_NO makes MHD close the connection. */
+static enum MHD_Result queue_reply(struct MHD_Connection *c, const char *method,
+                                   const char *url, req_state *rs)
+{
+    http_reply *r = &rs->reply;
+    enum MHD_Result ret = MHD_NO;
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        r->len, r->body, r->body_static ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
+    if (!resp)
+        goto out;
+    r->body = NULL; /* MHD owns it now */
+    if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json") !=
+            MHD_YES ||
+        (r->status == 401 &&
+         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer") !=
+             MHD_YES) ||
+        (r->status == 405 && r->allow &&
+         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow) != MHD_YES) ||
+        (r->status == 503 &&
+         MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1") != MHD_YES))
+        goto out;
+    ret = MHD_queue_response(c, (unsigned)r->status, resp);
+    rs->queued = true;
+    log_request(method, url, rs);
+out:
+    if (resp)
+        MHD_destroy_response(resp);
+    return ret;
+}
+
+/* MHD calls this once with the headers, once per body chunk, and once more at the end.
+ * Queueing on the first call would make MHD 0.9.75 close the connection, so replies are
+ * queued on the last call, except a declared body over the limit: that 413 is queued at
+ * once and the connection closes rather than reading what will be thrown away. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    http_server *srv = cls;
+    req_state *rs = *con_cls;
+    if (!rs) {
+        rs = calloc(1, sizeof *rs);
+        if (!rs)
+            return MHD_NO;
+        clock_gettime(CLOCK_MONOTONIC, &rs->t0);
+        *con_cls = rs;
+        request_begin(srv, c, url, method, rs);
+        size_t declared = content_length(c);
+        if (declared > srv->max_body) {
+            if (!rs->decided)
+                reply_too_big(srv, rs, declared);
+            return queue_reply(c, method, url, rs);
+        }
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        if (!rs->decided && !rs->queued)
+            body_append(srv, rs, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (rs->queued)
+        return MHD_YES;
+    if (!rs->decided)
+        rs->route->fn(&srv->ctx, c, rs->body, rs->len, &rs->reply);
+    return queue_reply(c, method, url, rs);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    req_state *rs = *con_cls;
+    if (!rs)
+        return;
+    if (!rs->reply.body_static)
+        free(rs->reply.body);
+    free(rs->body);
+    free(rs);
+    *con_cls = NULL;
+}
+
+/* Resolves host (an IPv4 or IPv6 literal, "[v6]" or a name) and port into ss. Returns 0,
+ * or ZBSO_EINVAL naming the host or port. */
+static int resolve(const char *host, int port, struct sockaddr_storage *ss, bool *ipv6,
+                   zbso_err *err)
+{
+    char name[HOST_MAX + 1];
+    struct addrinfo hints, *res = NULL;
+    size_t n = strlen(host);
+    int rc;
+    if (port < 0 || port > 65535)
+        return err_set(err, ZBSO_EINVAL, "port %d is out of range 0..65535", port);
+    if (n > HOST_MAX)
+        return err_set(err, ZBSO_EINVAL, "host \"%.40s...\" is longer than %d bytes", host,
+                       HOST_MAX);
+    if (n >= 2 && host[0] == '[' && host[n - 1] == ']')
+        snprintf(name, sizeof name, "%.*s", (int)(n - 2), host + 1);
+    else
+        snprintf(name, sizeof name, "%s", host);
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    if ((rc = getaddrinfo(name, NULL, &hints, &res)) != 0)
+        return err_set(err, ZBSO_EINVAL, "cannot use host \"%s\" to listen on: %s", host,
+                       gai_strerror(rc));
+    memset(ss, 0, sizeof *ss);
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *ipv6 = res->ai_family == AF_INET6;
+    if (*ipv6)
+        ((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+    else
+        ((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+    freeaddrinfo(res);
+    return 0;
+}
+
+int http_server_start(const http_config *cfg, store *st, const svc_env *env,
+                      http_server **out, zbso_err *err)
+{
+    const char *host = cfg->host && cfg->host[0] ? cfg->host : "127.0.0.1";
+    struct sockaddr_storage addr;
+    bool ipv6 = false;
+    int rc;
+    http_server *srv = calloc(1, sizeof *srv);
+    *out = NULL;
+    if (!srv)
+        return err_set(err, ZBSO_ENOMEM, "out of memory starting the HTTP server");
+    srv->ctx.st = st;
+    srv->ctx.env = env;
+    srv->max_body = cfg->max_body_bytes ? cfg->max_body_bytes : DEFAULT_MAX_BODY;
+    if (cfg->api_token && cfg->api_token[0]) {
+        srv->token_len = strlen(cfg->api_token);
+        srv->token = malloc(srv->token_len + 1);
+        if (!srv->token) {
+            rc = err_set(err, ZBSO_ENOMEM, "out of memory starting the HTTP server");
+            goto out;
+        }
+        memcpy(srv->token, cfg->api_token, srv->token_len + 1);
+    }
+    if ((rc = resolve(host, cfg->port, &addr, &ipv6, err)) < 0)
+        goto out;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                     MHD_USE_POLL | MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
+    atomic_store(&srv->starting, true);
+    srv->daemon = MHD_start_daemon(
+        flags, (uint16_t)cfg->port, NULL, NULL, on_request, srv,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)(cfg->connection_limit ? cfg->connection_limit : DEFAULT_CONN_LIMIT),
+        MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
+        MHD_OPTION_END);
+    atomic_store(&srv->starting, false);
+    if (!srv->daemon) {
+        rc = err_set(err, ZBSO_EIO, "cannot listen on %s port %d: %s", host, cfg->port,
+                     srv->start_error[0] ? srv->start_error : "libmicrohttpd refused to start");
+        goto out;
+    }
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    srv->port = info ? (int)info->port : cfg->port;
+    *out = srv;
+    srv = NULL;
+    rc = 0;
+out:
+    if (srv) {
+        free(srv->token);
+        free(srv);
+    }
+    return rc;
+}
+
+int http_server_port(const http_server *srv)
+{
+    return srv ? srv->port : 0;
+}
+
+void http_server_stop(http_server *srv)
+{
+    if (!srv)
+        return;
+    MHD_stop_daemon(srv->daemon);
+    free(srv->token);
+    free(srv);
+}
