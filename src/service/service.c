@@ -1,0 +1,474 @@
+/* service.c: the optimizer's requests (SPEC §2-3), each one store_exec unit of work that
+ * loads through the store, decides through the pure core and writes back. The only I/O of
+ * its own is svc_env_system's clock and getrandom(2). No HTTP or JSON here. */
+#include "service/service.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "core/optimizer.h"
+#include "core/spec.h"
+
+#define GEN_ID_TRIES 16          /* generated job ids tried before giving up */
+#define MAX_LISTED_TRIALS 1048576 /* trials one decision may load */
+
+/* ---- the system environment ---- */
+
+static double system_now(void *ctx)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int system_entropy(void *ctx, uint32_t *words, size_t n)
+{
+    size_t want = n * sizeof *words, got = 0;
+    unsigned char *p = (unsigned char *)words;
+    while (got < want) {
+        ssize_t r = getrandom(p + got, want - got, 0);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return ZBSO_EIO;
+        }
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+svc_env svc_env_system(double trial_timeout_s)
+{
+    svc_env env = {system_now, system_entropy, NULL, trial_timeout_s};
+    return env;
+}
+
+/* ---- trial lists ---- */
+
+/* A growing list of trials loaded by store_trials_list, at most MAX_LISTED_TRIALS. */
+typedef struct trial_list {
+    zbso_trial *v;
+    size_t n, cap;
+} trial_list;
+
+static int trial_list_add(void *ctx, const zbso_trial *t)
+{
+    trial_list *l = ctx;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        if (cap > MAX_LISTED_TRIALS)
+            return ZBSO_ETOOBIG;
+        zbso_trial *v = realloc(l->v, cap * sizeof *v);
+        if (v == NULL)
+            return ZBSO_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *t;
+    return 0;
+}
+
+/* Lists the job's trials matching q into l (which the caller frees with free(l->v)).
+ * Returns 0, a store error, ZBSO_ENOMEM, or ZBSO_ETOOBIG past MAX_LISTED_TRIALS. */
+static int list_trials(store_txn *t, const char *job_id, const store_trial_query *q,
+                       trial_list *l, zbso_err *err)
+{
+    int rc = store_trials_list(t, job_id, q, trial_list_add, l, err);
+    if (rc == ZBSO_ENOMEM)
+        return err_set(err, rc, "out of memory listing the trials of job %s", job_id);
+    if (rc == ZBSO_ETOOBIG)
+        return err_set(err, ZBSO_EINTERNAL, "job %s has more than %d matching trials",
+                       job_id, MAX_LISTED_TRIALS);
+    return rc;
+}
+
+/* Fits the arm of batch size bs from the trials q selects (Succeeded ones of that batch
+ * size) and stores it. Returns 0 or a negative code with err set. */
+static int refit_arm(store_txn *t, const zbso_job *job, const store_trial_query *q,
+                     zbso_err *err)
+{
+    trial_list l = {0};
+    double *rewards = NULL;
+    zbso_arm arm;
+    int rc = list_trials(t, job->spec.job_id, q, &l, err);
+    if (rc < 0)
+        goto out;
+    rewards = malloc((l.n ? l.n : 1) * sizeof *rewards);
+    if (rewards == NULL) {
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory fitting arm %lld of job %s",
+                     (long long)q->batch_size, job->spec.job_id);
+        goto out;
+    }
+    opt_arm_fit_trials(&job->spec, q->batch_size, l.v, l.n, rewards, &arm);
+    rc = store_arm_put(t, job->spec.job_id, &arm, err);
+out:
+    free(rewards);
+    free(l.v);
+    return rc;
+}
+
+/* ---- register ---- */
+
+typedef struct register_work {
+    const svc_env *env;
+    const zbso_job_spec *spec;
+    zbso_job_spec *out;
+    bool *created;
+} register_work;
+
+/* Writes "<prefix>-<8 lowercase hex>" from one entropy word into job_id. */
+static int generate_id(const svc_env *env, const char *prefix, char *job_id, zbso_err *err)
+{
+    uint32_t word;
+    int rc = env->entropy(env->ctx, &word, 1);
+    if (rc < 0)
+        return err_set(err, rc, "could not read entropy to generate a job id");
+    snprintf(job_id, ZBSO_ID_MAX + 1, "%s-%08x", prefix, (unsigned)word);
+    return 0;
+}
+
+static int register_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    register_work *w = arg;
+    zbso_job job, existing;
+    int rc = 0;
+
+    memset(&job, 0, sizeof job);
+    job.spec = *w->spec;
+    if (job.spec.job_id[0] == '\0') {
+        if (strlen(job.spec.job_id_prefix) + 9 > ZBSO_ID_MAX) {
+            rc = err_set_field(err, ZBSO_EINVAL, "body", "job_id_prefix",
+                               "job_id_prefix is too long to generate a job id from: %zu "
+                               "bytes plus 9 is over %d",
+                               strlen(job.spec.job_id_prefix), ZBSO_ID_MAX);
+            goto out;
+        }
+        int tries;
+        for (tries = 0; tries < GEN_ID_TRIES; tries++) {
+            if ((rc = generate_id(w->env, job.spec.job_id_prefix, job.spec.job_id, err)) < 0)
+                goto out;
+            rc = store_job_get(t, job.spec.job_id, false, &existing, err);
+            if (rc == ZBSO_ENOTFOUND)
+                break;
+            if (rc < 0)
+                goto out;
+        }
+        if (tries == GEN_ID_TRIES) {
+            rc = err_set(err, ZBSO_ECONFLICT,
+                         "could not generate an unused job id with prefix %s in %d tries",
+                         job.spec.job_id_prefix, GEN_ID_TRIES);
+            goto out;
+        }
+        err_clear(err);
+    } else {
+        rc = store_job_get(t, job.spec.job_id, true, &existing, err);
+        if (rc == 0) {
+            if (!spec_equal(&existing.spec, &job.spec)) {
+                rc = err_set(err, ZBSO_ECONFLICT,
+                             "Job %s is already registered with a different configuration; "
+                             "register it under a new job_id or delete it first",
+                             job.spec.job_id);
+                goto out;
+            }
+            *w->out = existing.spec;
+            *w->created = false;
+            goto out;
+        }
+        if (rc != ZBSO_ENOTFOUND)
+            goto out;
+        err_clear(err);
+    }
+
+    job.stage = ZBSO_STAGE_PRUNING;
+    job.exp_default_batch_size = job.spec.default_batch_size;
+    job.has_min_cost = false;
+    job.min_cost_batch_size = job.spec.default_batch_size;
+    job.num_trials = 0;
+    job.created_at = w->env->now(w->env->ctx);
+    if (job.spec.has_mab_seed) {
+        rng_seed_u64(&job.rng, job.spec.mab_seed);
+    } else {
+        /* 128 bits of OS entropy, as numpy's default_rng(None) draws. */
+        uint32_t words[4];
+        if ((rc = w->env->entropy(w->env->ctx, words, 4)) < 0) {
+            rc = err_set(err, rc, "could not read entropy to seed job %s", job.spec.job_id);
+            goto out;
+        }
+        rng_seed_words(&job.rng, words, 4);
+    }
+    if ((rc = store_job_insert(t, &job, err)) < 0)
+        goto out;
+    *w->out = job.spec;
+    *w->created = true;
+out:
+    return rc;
+}
+
+int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
+                     zbso_job_spec *out, bool *created, zbso_err *err)
+{
+    register_work w = {env, spec, out, created};
+    return store_exec(st, register_fn, &w, err);
+}
+
+/* ---- next batch size ---- */
+
+typedef struct next_work {
+    const svc_env *env;
+    const char *job_id;
+    zbso_trial_id *out;
+} next_work;
+
+/* Loads the job for update, 404 naming the id when it does not exist. */
+static int load_job(store_txn *t, const char *job_id, zbso_job *job, zbso_err *err)
+{
+    int rc = store_job_get(t, job_id, true, job, err);
+    if (rc == ZBSO_ENOTFOUND)
+        rc = err_set(err, ZBSO_ENOTFOUND, "Unknown job %s", job_id);
+    return rc;
+}
+
+/* Fits the arms of the surviving batch sizes from their Succeeded explorations and moves
+ * the job to MAB. Returns 0 or a negative code. */
+static int enter_mab(store_txn *t, zbso_job *job, const opt_prune_decision *d,
+                     zbso_err *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < d->n_survivors; i++) {
+        store_trial_query q = {
+            .type_mask = 1u << ZBSO_TRIAL_EXPLORATION,
+            .status_mask = 1u << ZBSO_TRIAL_SUCCEEDED,
+            .batch_size = d->survivors[i],
+            .last_n = 0,
+        };
+        if ((rc = refit_arm(t, job, &q, err)) < 0)
+            goto out;
+    }
+    job->stage = ZBSO_STAGE_MAB;
+out:
+    return rc;
+}
+
+/* Picks the MAB answer from the job's stored arms; advances job->rng. */
+static int mab_answer(store_txn *t, zbso_job *job, int64_t *bs, zbso_err *err)
+{
+    zbso_arm arms[ZBSO_MAX_BATCH_SIZES];
+    size_t n = 0;
+    int rc = store_arms_get(t, job->spec.job_id, arms, ZBSO_MAX_BATCH_SIZES, &n, err);
+    if (rc < 0)
+        return rc;
+    return opt_mab_choose(&job->rng, arms, n, job->spec.mab_num_explorations, bs, err);
+}
+
+static int next_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    next_work *w = arg;
+    double now = w->env->now(w->env->ctx);
+    zbso_job job;
+    zbso_trial trial;
+    trial_list l = {0};
+    opt_prune_decision *d = NULL;
+    int rc;
+
+    if ((rc = load_job(t, w->job_id, &job, err)) < 0)
+        goto out;
+    if (w->env->trial_timeout_s > 0) {
+        rc = store_trials_fail_stale(t, job.spec.job_id, now - w->env->trial_timeout_s, now,
+                                     NULL, err);
+        if (rc < 0)
+            goto out;
+    }
+    memset(&trial, 0, sizeof trial);
+    if (job.stage == ZBSO_STAGE_PRUNING) {
+        store_trial_query q = {
+            .type_mask = 1u << ZBSO_TRIAL_EXPLORATION,
+            .status_mask = (1u << ZBSO_TRIAL_DISPATCHED) | (1u << ZBSO_TRIAL_SUCCEEDED),
+        };
+        if ((rc = list_trials(t, job.spec.job_id, &q, &l, err)) < 0)
+            goto out;
+        d = malloc(sizeof *d);
+        if (d == NULL) {
+            rc = err_set(err, ZBSO_ENOMEM, "out of memory deciding for job %s", w->job_id);
+            goto out;
+        }
+        if ((rc = opt_prune_next(&job, l.v, l.n, d, err)) < 0)
+            goto out;
+        job.exp_default_batch_size = d->round_default;
+        if (d->kind == OPT_PRUNE_TO_MAB) {
+            if ((rc = enter_mab(t, &job, d, err)) < 0)
+                goto out;
+        } else {
+            trial.type = d->kind == OPT_PRUNE_EXPLORE ? ZBSO_TRIAL_EXPLORATION
+                                                      : ZBSO_TRIAL_CONCURRENT;
+            trial.batch_size = d->batch_size;
+        }
+    }
+    if (job.stage == ZBSO_STAGE_MAB) {
+        trial.type = ZBSO_TRIAL_MAB;
+        if ((rc = mab_answer(t, &job, &trial.batch_size, err)) < 0)
+            goto out;
+    }
+    trial.trial_number = ++job.num_trials;
+    trial.status = ZBSO_TRIAL_DISPATCHED;
+    trial.start_time = now;
+    trial.lease_renewed_at = now;
+    if ((rc = store_trial_insert(t, job.spec.job_id, &trial, err)) < 0)
+        goto out;
+    if ((rc = store_job_update(t, &job, err)) < 0)
+        goto out;
+    snprintf(w->out->job_id, sizeof w->out->job_id, "%s", job.spec.job_id);
+    w->out->batch_size = trial.batch_size;
+    w->out->trial_number = trial.trial_number;
+out:
+    free(d);
+    free(l.v);
+    return rc;
+}
+
+int svc_next_batch_size(store *st, const svc_env *env, const char *job_id,
+                        zbso_trial_id *out, zbso_err *err)
+{
+    next_work w = {env, job_id, out};
+    return store_exec(st, next_fn, &w, err);
+}
+
+/* ---- report ---- */
+
+typedef struct report_work {
+    const svc_env *env;
+    const zbso_training_result *result;
+    zbso_report_response *out;
+} report_work;
+
+/* Loads the trial named by id; 404 naming it when missing or of another batch size. */
+static int load_trial(store_txn *t, const zbso_trial_id *id, zbso_trial *trial,
+                      zbso_err *err)
+{
+    int rc = store_trial_get(t, id->job_id, id->trial_number, trial, err);
+    if (rc == ZBSO_ENOTFOUND || (rc == 0 && trial->batch_size != id->batch_size))
+        rc = err_set(err, ZBSO_ENOTFOUND,
+                     "Could not find the trial: job %s, batch size %lld, trial number %lld",
+                     id->job_id, (long long)id->batch_size, (long long)id->trial_number);
+    return rc;
+}
+
+static int report_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    report_work *w = arg;
+    const zbso_training_result *r = w->result;
+    double now = w->env->now(w->env->ctx);
+    zbso_job job;
+    zbso_trial trial;
+    zbso_arm arms[ZBSO_MAX_BATCH_SIZES];
+    size_t n_arms = 0;
+    opt_report_decision *d = malloc(sizeof *d);
+    int rc;
+
+    if (d == NULL) {
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory deciding a report of job %s",
+                     r->trial.job_id);
+        goto out;
+    }
+    if ((rc = load_job(t, r->trial.job_id, &job, err)) < 0)
+        goto out;
+    if ((rc = load_trial(t, &r->trial, &trial, err)) < 0)
+        goto out;
+    if ((rc = opt_report_decide(&job, &trial, r, now, d, err)) < 0)
+        goto out;
+    *w->out = d->response;
+    if (d->kind == OPT_REPORT_REPEATED)
+        goto out;
+    if (d->kind == OPT_REPORT_CONTINUE) {
+        if (d->renew_lease)
+            rc = store_trial_update(t, job.spec.job_id, &d->trial, err);
+        goto out;
+    }
+    if ((rc = store_trial_update(t, job.spec.job_id, &d->trial, err)) < 0)
+        goto out;
+    if (d->update_min_cost) {
+        job.has_min_cost = true;
+        job.min_cost = d->cost;
+        job.min_cost_batch_size = d->trial.batch_size;
+        if ((rc = store_job_update(t, &job, err)) < 0)
+            goto out;
+    }
+    if ((rc = store_arms_get(t, job.spec.job_id, arms, ZBSO_MAX_BATCH_SIZES, &n_arms, err)) < 0)
+        goto out;
+    for (size_t i = 0; i < n_arms; i++) {
+        if (arms[i].batch_size != d->trial.batch_size)
+            continue;
+        store_trial_query q = {
+            .type_mask = 0,
+            .status_mask = 1u << ZBSO_TRIAL_SUCCEEDED,
+            .batch_size = d->trial.batch_size,
+            .last_n = job.spec.window_size,
+        };
+        rc = refit_arm(t, &job, &q, err);
+        break;
+    }
+out:
+    free(d);
+    return rc;
+}
+
+int svc_report(store *st, const svc_env *env, const zbso_training_result *result,
+               zbso_report_response *out, zbso_err *err)
+{
+    report_work w = {env, result, out};
+    return store_exec(st, report_fn, &w, err);
+}
+
+/* ---- end trial and delete ---- */
+
+typedef struct end_work {
+    const svc_env *env;
+    const zbso_trial_id *id;
+} end_work;
+
+static int end_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    end_work *w = arg;
+    zbso_job job;
+    zbso_trial trial;
+    int rc;
+
+    /* Lock the job first so this serializes with the job's other requests. */
+    if ((rc = store_job_get(t, w->id->job_id, true, &job, err)) == ZBSO_ENOTFOUND)
+        rc = err_set(err, ZBSO_ENOTFOUND, "Could not find the trial: job %s is unknown",
+                     w->id->job_id);
+    if (rc < 0)
+        goto out;
+    if ((rc = load_trial(t, w->id, &trial, err)) < 0)
+        goto out;
+    if (trial.status == ZBSO_TRIAL_DISPATCHED) {
+        trial.status = ZBSO_TRIAL_FAILED;
+        trial.end_time = w->env->now(w->env->ctx);
+        rc = store_trial_update(t, w->id->job_id, &trial, err);
+    }
+out:
+    return rc;
+}
+
+int svc_end_trial(store *st, const svc_env *env, const zbso_trial_id *trial, zbso_err *err)
+{
+    end_work w = {env, trial};
+    return store_exec(st, end_fn, &w, err);
+}
+
+static int delete_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    const char *job_id = arg;
+    int rc = store_job_delete(t, job_id, err);
+    if (rc == ZBSO_ENOTFOUND)
+        rc = err_set(err, ZBSO_ENOTFOUND, "No job was deleted: job %s is unknown", job_id);
+    return rc;
+}
+
+int svc_delete_job(store *st, const svc_env *env, const char *job_id, zbso_err *err)
+{
+    return store_exec(st, delete_fn, (void *)job_id, err);
+}
