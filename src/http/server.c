@@ -366,12 +366,13 @@ int http_server_start(const http_config *cfg, store *st, const svc_env *env,
     atomic_store(&srv->starting, true);
     srv->daemon = MHD_start_daemon(
         flags, (uint16_t)cfg->port, NULL, NULL, on_request, srv,
+        /* The logger goes first: MHD logs the options that follow through it. */
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)(cfg->connection_limit ? cfg->connection_limit : DEFAULT_CONN_LIMIT),
         MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
         MHD_OPTION_END);
     atomic_store(&srv->starting, false);
     if (!srv->daemon) {
