@@ -1,0 +1,1016 @@
+/* test_store_contract.c: the store.h contract, run against the sqlite backend (a fresh
+ * temp file per test) and memory://, plus sqlite's schema, migration and reopen rules.
+ * Writes only under its own mkdtemp directory, which it removes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+static char g_dir[64];        /* the temp directory */
+static char g_url[320];       /* the URL every generic test opens */
+static char g_path[256];      /* the sqlite file behind g_url, or "" for memory:// */
+
+/* Removes the sqlite file and its WAL/shm companions. */
+static void remove_db(const char *path)
+{
+    char p[300];
+    static const char *const suffix[] = {"", "-wal", "-shm"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+        unlink(p);
+    }
+}
+
+/* Opens a fresh, empty store for the backend under test; fails the test on error. */
+static store *open_fresh(void)
+{
+    store_options opt = {.create_if_empty = true};
+    zbso_err err = {0};
+    store *st = NULL;
+    if (g_path[0] != '\0')
+        remove_db(g_path);
+    int rc = store_open(g_url, &opt, &st, &err);
+    if (rc != 0)
+        fail_msg("store_open(%s) = %d: %s", g_url, rc, err.msg);
+    return st;
+}
+
+static int group_memory(void **state)
+{
+    snprintf(g_url, sizeof g_url, "memory://");
+    g_path[0] = '\0';
+    return 0;
+}
+
+static int group_sqlite(void **state)
+{
+    snprintf(g_path, sizeof g_path, "%s/contract.db", g_dir);
+    snprintf(g_url, sizeof g_url, "sqlite:///%s", g_path); /* g_dir is absolute: 4 slashes */
+    return 0;
+}
+
+static int group_end(void **state)
+{
+    if (g_path[0] != '\0')
+        remove_db(g_path);
+    return 0;
+}
+
+/* A job with a distinct value in every field, so a field lost or swapped shows. */
+static void make_job(zbso_job *j, const char *id)
+{
+    memset(j, 0, sizeof *j);
+    zbso_job_spec *s = &j->spec;
+    snprintf(s->job_id, sizeof s->job_id, "%s", id);
+    snprintf(s->job_id_prefix, sizeof s->job_id_prefix, "prefix-%s", id);
+    s->n_batch_sizes = 4;
+    s->batch_sizes[0] = 8;
+    s->batch_sizes[1] = 16;
+    s->batch_sizes[2] = 32;
+    s->batch_sizes[3] = 1024;
+    s->default_batch_size = 32;
+    s->eta_knob = 0.25;
+    s->has_beta_knob = true;
+    s->beta_knob = 2.5;
+    s->target_metric = 0.875;
+    s->higher_is_better_metric = true;
+    s->max_epochs = 77;
+    s->num_pruning_rounds = 3;
+    s->window_size = 5;
+    s->mab_prior_mean = -1.5;
+    s->mab_prior_precision = 0.125;
+    s->mab_num_explorations = 4;
+    s->has_mab_seed = true;
+    s->mab_seed = UINT64_C(0xFEDCBA9876543210); /* high bit set: must survive int64 */
+    s->max_power = 3000.5;
+    s->number_of_gpus = 8;
+    snprintf(s->gpu_model, sizeof s->gpu_model, "NVIDIA H200");
+    j->stage = ZBSO_STAGE_PRUNING;
+    j->exp_default_batch_size = 32;
+    j->has_min_cost = true;
+    j->min_cost = 1234.5;
+    j->min_cost_batch_size = 16;
+    rng_seed_u64(&j->rng, 42);
+    rng_next_u64(&j->rng);
+    j->num_trials = 3;
+    j->created_at = 1700000000.25;
+}
+
+static void assert_job_equal(const zbso_job *a, const zbso_job *b)
+{
+    const zbso_job_spec *x = &a->spec, *y = &b->spec;
+    assert_string_equal(x->job_id, y->job_id);
+    assert_string_equal(x->job_id_prefix, y->job_id_prefix);
+    assert_int_equal(x->n_batch_sizes, y->n_batch_sizes);
+    for (size_t i = 0; i < x->n_batch_sizes; i++)
+        assert_int_equal(x->batch_sizes[i], y->batch_sizes[i]);
+    assert_int_equal(x->default_batch_size, y->default_batch_size);
+    assert_true(x->eta_knob == y->eta_knob);
+    assert_int_equal(x->has_beta_knob, y->has_beta_knob);
+    assert_true(x->beta_knob == y->beta_knob);
+    assert_true(x->target_metric == y->target_metric);
+    assert_int_equal(x->higher_is_better_metric, y->higher_is_better_metric);
+    assert_int_equal(x->max_epochs, y->max_epochs);
+    assert_int_equal(x->num_pruning_rounds, y->num_pruning_rounds);
+    assert_int_equal(x->window_size, y->window_size);
+    assert_true(x->mab_prior_mean == y->mab_prior_mean);
+    assert_true(x->mab_prior_precision == y->mab_prior_precision);
+    assert_int_equal(x->mab_num_explorations, y->mab_num_explorations);
+    assert_int_equal(x->has_mab_seed, y->has_mab_seed);
+    assert_true(x->mab_seed == y->mab_seed);
+    assert_true(x->max_power == y->max_power);
+    assert_int_equal(x->number_of_gpus, y->number_of_gpus);
+    assert_string_equal(x->gpu_model, y->gpu_model);
+    assert_int_equal(a->stage, b->stage);
+    assert_int_equal(a->exp_default_batch_size, b->exp_default_batch_size);
+    assert_int_equal(a->has_min_cost, b->has_min_cost);
+    assert_true(a->min_cost == b->min_cost);
+    assert_int_equal(a->min_cost_batch_size, b->min_cost_batch_size);
+    assert_true(a->rng.state_hi == b->rng.state_hi && a->rng.state_lo == b->rng.state_lo);
+    assert_true(a->rng.inc_hi == b->rng.inc_hi && a->rng.inc_lo == b->rng.inc_lo);
+    assert_int_equal(a->rng.has_uint32, b->rng.has_uint32);
+    assert_int_equal(a->rng.uinteger, b->rng.uinteger);
+    assert_int_equal(a->num_trials, b->num_trials);
+    assert_true(a->created_at == b->created_at);
+}
+
+static zbso_trial make_trial(int64_t n, int64_t bs, zbso_trial_type type,
+                             zbso_trial_status status, double lease)
+{
+    zbso_trial t = {.trial_number = n, .batch_size = bs, .type = type, .status = status,
+                    .start_time = 1000.0 + (double)n, .end_time = 0.0,
+                    .lease_renewed_at = lease, .time = 0.0, .energy = 0.0, .metric = 0.0,
+                    .epochs = 0, .converged = false};
+    if (status == ZBSO_TRIAL_SUCCEEDED) {
+        t.end_time = 2000.0 + (double)n;
+        t.time = 10.5 * (double)n;
+        t.energy = 200.25 * (double)n;
+        t.metric = 0.5 + 0.01 * (double)n;
+        t.epochs = n;
+        t.converged = n % 2 == 0;
+    }
+    return t;
+}
+
+static void assert_trial_equal(const zbso_trial *a, const zbso_trial *b)
+{
+    assert_int_equal(a->trial_number, b->trial_number);
+    assert_int_equal(a->batch_size, b->batch_size);
+    assert_int_equal(a->type, b->type);
+    assert_int_equal(a->status, b->status);
+    assert_true(a->start_time == b->start_time);
+    assert_true(a->end_time == b->end_time);
+    assert_true(a->lease_renewed_at == b->lease_renewed_at);
+    assert_true(a->time == b->time);
+    assert_true(a->energy == b->energy);
+    assert_true(a->metric == b->metric || (isnan(a->metric) && isnan(b->metric)));
+    assert_int_equal(a->epochs, b->epochs);
+    assert_int_equal(a->converged, b->converged);
+}
+
+/* ---- units of work used by the tests; each returns the first failing op's code ---- */
+
+typedef struct put_arg {
+    const zbso_job *job;
+    const zbso_trial *trials;
+    size_t n_trials;
+    const zbso_arm *arms;
+    size_t n_arms;
+} put_arg;
+
+static int u_put(store_txn *t, void *argp, zbso_err *err)
+{
+    put_arg *a = argp;
+    int rc = a->job != NULL ? store_job_insert(t, a->job, err) : 0;
+    for (size_t i = 0; rc == 0 && i < a->n_trials; i++)
+        rc = store_trial_insert(t, a->job->spec.job_id, &a->trials[i], err);
+    for (size_t i = 0; rc == 0 && i < a->n_arms; i++)
+        rc = store_arm_put(t, a->job->spec.job_id, &a->arms[i], err);
+    return rc;
+}
+
+static void put(store *st, const zbso_job *job, const zbso_trial *tr, size_t n_tr,
+                const zbso_arm *arms, size_t n_arms)
+{
+    zbso_err err = {0};
+    put_arg a = {job, tr, n_tr, arms, n_arms};
+    int rc = store_exec(st, u_put, &a, &err);
+    if (rc != 0)
+        fail_msg("put %s: %d %s", job->spec.job_id, rc, err.msg);
+}
+
+typedef struct get_arg {
+    const char *id;
+    zbso_job job;
+} get_arg;
+
+static int u_job_get(store_txn *t, void *argp, zbso_err *err)
+{
+    get_arg *a = argp;
+    return store_job_get(t, a->id, true, &a->job, err);
+}
+
+static int u_job_update(store_txn *t, void *argp, zbso_err *err)
+{
+    return store_job_update(t, argp, err);
+}
+
+static int u_job_insert(store_txn *t, void *argp, zbso_err *err)
+{
+    return store_job_insert(t, argp, err);
+}
+
+static int u_job_delete(store_txn *t, void *argp, zbso_err *err)
+{
+    return store_job_delete(t, argp, err);
+}
+
+typedef struct trial_arg {
+    const char *id;
+    int64_t n;
+    zbso_trial trial;
+} trial_arg;
+
+static int u_trial_get(store_txn *t, void *argp, zbso_err *err)
+{
+    trial_arg *a = argp;
+    return store_trial_get(t, a->id, a->n, &a->trial, err);
+}
+
+static int u_trial_insert(store_txn *t, void *argp, zbso_err *err)
+{
+    trial_arg *a = argp;
+    return store_trial_insert(t, a->id, &a->trial, err);
+}
+
+static int u_trial_update(store_txn *t, void *argp, zbso_err *err)
+{
+    trial_arg *a = argp;
+    return store_trial_update(t, a->id, &a->trial, err);
+}
+
+#define LIST_MAX 64
+typedef struct list_arg {
+    const char *id;
+    store_trial_query q;
+    int stop_after;              /* > 0: the callback returns 99 at this row */
+    int64_t numbers[LIST_MAX];
+    size_t n;
+} list_arg;
+
+static int list_cb(void *ctx, const zbso_trial *tr)
+{
+    list_arg *a = ctx;
+    if (a->n == LIST_MAX)
+        return -100;
+    a->numbers[a->n++] = tr->trial_number;
+    return a->stop_after > 0 && (int)a->n == a->stop_after ? 99 : 0;
+}
+
+static int u_list(store_txn *t, void *argp, zbso_err *err)
+{
+    list_arg *a = argp;
+    a->n = 0;
+    return store_trials_list(t, a->id, &a->q, list_cb, a, err);
+}
+
+/* Lists the trial numbers of id matching q into out; returns how many. */
+static size_t list(store *st, const char *id, store_trial_query q, int64_t *out)
+{
+    list_arg a = {.id = id, .q = q};
+    zbso_err err = {0};
+    int rc = store_exec(st, u_list, &a, &err);
+    if (rc != 0)
+        fail_msg("trials_list: %d %s", rc, err.msg);
+    memcpy(out, a.numbers, a.n * sizeof *out);
+    return a.n;
+}
+
+static void assert_numbers(const int64_t *got, size_t n, const int64_t *want, size_t n_want)
+{
+    assert_int_equal(n, n_want);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(got[i], want[i]);
+}
+
+typedef struct arms_arg {
+    const char *id;
+    size_t cap;
+    zbso_arm arms[8];
+    size_t n;
+} arms_arg;
+
+static int u_arms_get(store_txn *t, void *argp, zbso_err *err)
+{
+    arms_arg *a = argp;
+    return store_arms_get(t, a->id, a->arms, a->cap, &a->n, err);
+}
+
+static int u_arm_put(store_txn *t, void *argp, zbso_err *err)
+{
+    const zbso_arm *arm = argp;
+    return store_arm_put(t, "ghost", arm, err);
+}
+
+/* ---- generic contract tests (both backends) ---- */
+
+static void test_job_roundtrip_and_codes(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j, plain;
+    make_job(&j, "job-a");
+    make_job(&plain, "job-plain");
+    plain.spec.has_beta_knob = false;
+    plain.spec.beta_knob = 0.0;
+    plain.spec.has_mab_seed = false;
+    plain.spec.mab_seed = 0;
+    plain.has_min_cost = false;
+    plain.min_cost = 0.0;
+    put(st, &j, NULL, 0, NULL, 0);
+    put(st, &plain, NULL, 0, NULL, 0);
+
+    get_arg g = {.id = "job-a"};
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), 0);
+    assert_job_equal(&g.job, &j);
+    g.id = "job-plain";
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), 0);
+    assert_job_equal(&g.job, &plain);
+
+    assert_int_equal(store_exec(st, u_job_insert, &j, &err), ZBSO_ECONFLICT);
+    assert_non_null(strstr(err.msg, "job-a"));
+    g.id = "nope";
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), ZBSO_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "nope"));
+    zbso_job ghost;
+    make_job(&ghost, "ghost");
+    assert_int_equal(store_exec(st, u_job_update, &ghost, &err), ZBSO_ENOTFOUND);
+    assert_int_equal(store_exec(st, u_job_delete, "ghost", &err), ZBSO_ENOTFOUND);
+    /* NULL err is allowed and the code still comes back. */
+    assert_int_equal(store_exec(st, u_job_delete, "ghost", NULL), ZBSO_ENOTFOUND);
+    store_close(st);
+}
+
+static void test_job_update_every_field(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j, upd;
+    make_job(&j, "job-u");
+    put(st, &j, NULL, 0, NULL, 0);
+    upd = j;
+    upd.stage = ZBSO_STAGE_MAB;
+    upd.exp_default_batch_size = 1024;
+    upd.has_min_cost = false;
+    upd.min_cost = 0.0;
+    upd.min_cost_batch_size = 8;
+    for (int i = 0; i < 5; i++)
+        rng_next_u64(&upd.rng);
+    upd.rng.has_uint32 = 1;
+    upd.rng.uinteger = 0xDEADBEEFu;
+    upd.num_trials = 99;
+    zbso_job sent = upd;
+    sent.spec.eta_knob = 0.75; /* the spec is immutable: job_update must not write it */
+    sent.created_at = 5.0;
+    assert_int_equal(store_exec(st, u_job_update, &sent, &err), 0);
+    get_arg g = {.id = "job-u"};
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), 0);
+    assert_job_equal(&g.job, &upd);
+
+    /* and back to a known min cost */
+    upd.has_min_cost = true;
+    upd.min_cost = 7.25;
+    assert_int_equal(store_exec(st, u_job_update, &upd, &err), 0);
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), 0);
+    assert_job_equal(&g.job, &upd);
+    store_close(st);
+}
+
+typedef struct ids_arg {
+    char ids[4][16];
+    int n;
+    int stop_at;
+} ids_arg;
+
+static int ids_cb(void *ctx, const char *id)
+{
+    ids_arg *a = ctx;
+    if (a->n == 4)
+        return -100;
+    snprintf(a->ids[a->n++], sizeof a->ids[0], "%s", id);
+    return a->n == a->stop_at ? 7 : 0;
+}
+
+static int u_ids(store_txn *t, void *argp, zbso_err *err)
+{
+    ids_arg *a = argp;
+    a->n = 0;
+    return t->ops->job_ids(t, ids_cb, a, err);
+}
+
+static void test_job_ids_and_delete_cascade(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job a, b, c;
+    make_job(&a, "a");
+    make_job(&b, "b");
+    make_job(&c, "c");
+    zbso_trial tr[2] = {make_trial(1, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_SUCCEEDED, 1.0),
+                        make_trial(2, 16, ZBSO_TRIAL_MAB, ZBSO_TRIAL_DISPATCHED, 2.0)};
+    zbso_arm arm = {16, 1.0, 2.0, 3};
+    put(st, &b, tr, 2, &arm, 1);
+    put(st, &c, NULL, 0, NULL, 0);
+    put(st, &a, tr, 1, NULL, 0);
+
+    ids_arg ia = {.stop_at = 0};
+    assert_int_equal(store_exec(st, u_ids, &ia, &err), 0);
+    assert_int_equal(ia.n, 3);
+    assert_string_equal(ia.ids[0], "a");
+    assert_string_equal(ia.ids[1], "b");
+    assert_string_equal(ia.ids[2], "c");
+    ia.stop_at = 2;
+    assert_int_equal(store_exec(st, u_ids, &ia, &err), 7);
+    assert_int_equal(ia.n, 2);
+
+    assert_int_equal(store_exec(st, u_job_delete, "b", &err), 0);
+    trial_arg ta = {.id = "b", .n = 1};
+    assert_int_equal(store_exec(st, u_trial_get, &ta, &err), ZBSO_ENOTFOUND);
+    arms_arg aa = {.id = "b", .cap = 8};
+    assert_int_equal(store_exec(st, u_arms_get, &aa, &err), 0);
+    assert_int_equal(aa.n, 0);
+    /* a job created again under the same id starts with no trials or arms */
+    put(st, &b, NULL, 0, NULL, 0);
+    int64_t got[LIST_MAX];
+    assert_int_equal(list(st, "b", (store_trial_query){0}, got), 0);
+    assert_int_equal(store_exec(st, u_arms_get, &aa, &err), 0);
+    assert_int_equal(aa.n, 0);
+    /* the other jobs keep theirs */
+    ta.id = "a";
+    assert_int_equal(store_exec(st, u_trial_get, &ta, &err), 0);
+    assert_trial_equal(&ta.trial, &tr[0]);
+    store_close(st);
+}
+
+static void test_trials_ops_and_filters(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j, other;
+    make_job(&j, "t");
+    make_job(&other, "other");
+    zbso_trial tr[7] = {
+        make_trial(1, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_SUCCEEDED, 10.0),
+        make_trial(2, 16, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_FAILED, 20.0),
+        make_trial(3, 8, ZBSO_TRIAL_CONCURRENT, ZBSO_TRIAL_SUCCEEDED, 30.0),
+        make_trial(4, 16, ZBSO_TRIAL_MAB, ZBSO_TRIAL_SUCCEEDED, 40.0),
+        make_trial(5, 8, ZBSO_TRIAL_MAB, ZBSO_TRIAL_DISPATCHED, 50.0),
+        make_trial(6, 16, ZBSO_TRIAL_MAB, ZBSO_TRIAL_SUCCEEDED, 60.0),
+        make_trial(7, 8, ZBSO_TRIAL_MAB, ZBSO_TRIAL_SUCCEEDED, 70.0),
+    };
+    /* inserted out of order: listing must still be ascending */
+    zbso_trial shuffled[7] = {tr[3], tr[0], tr[6], tr[1], tr[5], tr[2], tr[4]};
+    put(st, &j, shuffled, 7, NULL, 0);
+    zbso_trial other_tr = make_trial(8, 8, ZBSO_TRIAL_MAB, ZBSO_TRIAL_SUCCEEDED, 1.0);
+    put(st, &other, &other_tr, 1, NULL, 0);
+
+    for (int i = 0; i < 7; i++) {
+        trial_arg ta = {.id = "t", .n = i + 1};
+        assert_int_equal(store_exec(st, u_trial_get, &ta, &err), 0);
+        assert_trial_equal(&ta.trial, &tr[i]);
+    }
+    trial_arg ta = {.id = "t", .n = 8};
+    assert_int_equal(store_exec(st, u_trial_get, &ta, &err), ZBSO_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "8"));
+    ta = (trial_arg){.id = "t", .trial = tr[2]};
+    assert_int_equal(store_exec(st, u_trial_insert, &ta, &err), ZBSO_ECONFLICT);
+    ta = (trial_arg){.id = "ghost", .trial = tr[0]};
+    assert_int_equal(store_exec(st, u_trial_insert, &ta, &err), ZBSO_ENOTFOUND);
+    ta = (trial_arg){.id = "t", .trial = make_trial(42, 8, 0, 0, 0.0)};
+    assert_int_equal(store_exec(st, u_trial_update, &ta, &err), ZBSO_ENOTFOUND);
+
+    /* update rewrites every field; a NaN metric survives */
+    zbso_trial upd = make_trial(5, 1024, ZBSO_TRIAL_CONCURRENT, ZBSO_TRIAL_SUCCEEDED, 55.5);
+    upd.metric = NAN;
+    upd.converged = true;
+    ta = (trial_arg){.id = "t", .trial = upd};
+    assert_int_equal(store_exec(st, u_trial_update, &ta, &err), 0);
+    ta = (trial_arg){.id = "t", .n = 5};
+    assert_int_equal(store_exec(st, u_trial_get, &ta, &err), 0);
+    assert_trial_equal(&ta.trial, &upd);
+    ta = (trial_arg){.id = "t", .trial = tr[4]};
+    assert_int_equal(store_exec(st, u_trial_update, &ta, &err), 0);
+
+    int64_t got[LIST_MAX];
+    size_t n;
+    n = list(st, "t", (store_trial_query){0}, got);
+    assert_numbers(got, n, (int64_t[]){1, 2, 3, 4, 5, 6, 7}, 7);
+    n = list(st, "t", (store_trial_query){.type_mask = 1u << ZBSO_TRIAL_EXPLORATION}, got);
+    assert_numbers(got, n, (int64_t[]){1, 2}, 2);
+    n = list(st, "t", (store_trial_query){.type_mask = 1u << ZBSO_TRIAL_EXPLORATION |
+                                                        1u << ZBSO_TRIAL_CONCURRENT}, got);
+    assert_numbers(got, n, (int64_t[]){1, 2, 3}, 3);
+    n = list(st, "t", (store_trial_query){.status_mask = 1u << ZBSO_TRIAL_SUCCEEDED}, got);
+    assert_numbers(got, n, (int64_t[]){1, 3, 4, 6, 7}, 5);
+    n = list(st, "t", (store_trial_query){.status_mask = 1u << ZBSO_TRIAL_DISPATCHED |
+                                                          1u << ZBSO_TRIAL_FAILED}, got);
+    assert_numbers(got, n, (int64_t[]){2, 5}, 2);
+    n = list(st, "t", (store_trial_query){.batch_size = 8}, got);
+    assert_numbers(got, n, (int64_t[]){1, 3, 5, 7}, 4);
+    n = list(st, "t", (store_trial_query){.batch_size = 512}, got);
+    assert_int_equal(n, 0);
+    n = list(st, "t", (store_trial_query){.last_n = 3}, got);
+    assert_numbers(got, n, (int64_t[]){5, 6, 7}, 3);
+    n = list(st, "t", (store_trial_query){.last_n = 100}, got);
+    assert_numbers(got, n, (int64_t[]){1, 2, 3, 4, 5, 6, 7}, 7);
+    n = list(st, "t", (store_trial_query){.type_mask = 1u << ZBSO_TRIAL_MAB,
+                                          .status_mask = 1u << ZBSO_TRIAL_SUCCEEDED,
+                                          .batch_size = 16, .last_n = 1}, got);
+    assert_numbers(got, n, (int64_t[]){6}, 1);
+    n = list(st, "t", (store_trial_query){.status_mask = 1u << ZBSO_TRIAL_SUCCEEDED,
+                                          .last_n = 2}, got);
+    assert_numbers(got, n, (int64_t[]){6, 7}, 2);
+    n = list(st, "ghost", (store_trial_query){0}, got);
+    assert_int_equal(n, 0);
+    n = list(st, "other", (store_trial_query){0}, got);
+    assert_numbers(got, n, (int64_t[]){8}, 1);
+
+    list_arg la = {.id = "t", .stop_after = 2};
+    assert_int_equal(store_exec(st, u_list, &la, &err), 99);
+    assert_int_equal(la.n, 2);
+    store_close(st);
+}
+
+typedef struct stale_arg {
+    const char *id;
+    int64_t n;
+} stale_arg;
+
+static int u_stale(store_txn *t, void *argp, zbso_err *err)
+{
+    stale_arg *a = argp;
+    return store_trials_fail_stale(t, a->id, 250.0, 1000.0, &a->n, err);
+}
+
+static void test_trials_fail_stale(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j, other;
+    make_job(&j, "s");
+    make_job(&other, "s2");
+    zbso_trial tr[5] = {
+        make_trial(1, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_DISPATCHED, 100.0),
+        make_trial(2, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_DISPATCHED, 249.0),
+        make_trial(3, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_DISPATCHED, 250.0),
+        make_trial(4, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_SUCCEEDED, 50.0),
+        make_trial(5, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_DISPATCHED, 300.0),
+    };
+    put(st, &j, tr, 5, NULL, 0);
+    put(st, &other, tr, 1, NULL, 0);
+    stale_arg sa = {.id = "s", .n = -1};
+    assert_int_equal(store_exec(st, u_stale, &sa, &err), 0);
+    assert_int_equal(sa.n, 2);
+    for (int i = 0; i < 5; i++) {
+        trial_arg ta = {.id = "s", .n = i + 1};
+        assert_int_equal(store_exec(st, u_trial_get, &ta, &err), 0);
+        zbso_trial want = tr[i];
+        if (i < 2) {
+            want.status = ZBSO_TRIAL_FAILED;
+            want.end_time = 1000.0;
+        }
+        assert_trial_equal(&ta.trial, &want);
+    }
+    trial_arg ta = {.id = "s2", .n = 1};
+    assert_int_equal(store_exec(st, u_trial_get, &ta, &err), 0);
+    assert_trial_equal(&ta.trial, &tr[0]);
+    assert_int_equal(store_exec(st, u_stale, &sa, &err), 0);
+    assert_int_equal(sa.n, 0);
+    sa.id = "ghost";
+    assert_int_equal(store_exec(st, u_stale, &sa, &err), 0);
+    assert_int_equal(sa.n, 0);
+    store_close(st);
+}
+
+static void test_arms(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j;
+    make_job(&j, "m");
+    zbso_arm in[4] = {{64, 3.5, 0.5, 2}, {16, -1.25, 0.0, 0}, {32, 7.0, INFINITY, 9},
+                      {16, 2.25, 4.0, 1}}; /* the last replaces the second */
+    put(st, &j, NULL, 0, in, 4);
+    arms_arg aa = {.id = "m", .cap = 8};
+    assert_int_equal(store_exec(st, u_arms_get, &aa, &err), 0);
+    assert_int_equal(aa.n, 3);
+    const zbso_arm want[3] = {in[3], in[2], in[0]};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(aa.arms[i].batch_size, want[i].batch_size);
+        assert_true(aa.arms[i].param_mean == want[i].param_mean);
+        assert_true(aa.arms[i].param_precision == want[i].param_precision);
+        assert_int_equal(aa.arms[i].num_observations, want[i].num_observations);
+    }
+    assert_true(isinf(aa.arms[1].param_precision) && aa.arms[1].param_precision > 0);
+    aa.cap = 2;
+    assert_int_equal(store_exec(st, u_arms_get, &aa, &err), ZBSO_EINVAL);
+    assert_non_null(strstr(err.msg, "m"));
+    assert_int_equal(store_exec(st, u_arm_put, &in[0], &err), ZBSO_ENOTFOUND);
+    aa = (arms_arg){.id = "ghost", .cap = 8};
+    assert_int_equal(store_exec(st, u_arms_get, &aa, &err), 0);
+    assert_int_equal(aa.n, 0);
+    store_close(st);
+}
+
+/* A unit that changes everything it can, then fails: none of it may remain. */
+static int u_change_then_fail(store_txn *t, void *argp, zbso_err *err)
+{
+    zbso_job j, fresh;
+    int rc = store_job_get(t, "r", true, &j, err);
+    if (rc < 0)
+        return rc;
+    j.num_trials = 1000;
+    j.stage = ZBSO_STAGE_MAB;
+    zbso_trial tr = make_trial(9, 8, ZBSO_TRIAL_MAB, ZBSO_TRIAL_DISPATCHED, 1.0);
+    zbso_trial upd = make_trial(1, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_FAILED, 5.0);
+    zbso_arm arm = {8, 9.0, 9.0, 9}, arm2 = {32, 1.0, 1.0, 1};
+    int64_t n;
+    make_job(&fresh, "r-new");
+    if ((rc = store_job_update(t, &j, err)) < 0 || (rc = store_trial_insert(t, "r", &tr, err)) < 0 ||
+        (rc = store_trial_update(t, "r", &upd, err)) < 0 ||
+        (rc = store_trials_fail_stale(t, "r", 1e9, 5.0, &n, err)) < 0 ||
+        (rc = store_arm_put(t, "r", &arm, err)) < 0 || (rc = store_arm_put(t, "r", &arm2, err)) < 0 ||
+        (rc = store_job_insert(t, &fresh, err)) < 0 || (rc = store_job_delete(t, "r2", err)) < 0)
+        return rc;
+    return err_set(err, ZBSO_ECONFLICT, "deliberate failure after changes");
+}
+
+static void test_failed_unit_leaves_no_trace(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j, j2;
+    make_job(&j, "r");
+    make_job(&j2, "r2");
+    zbso_trial tr[2] = {make_trial(1, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_SUCCEEDED, 1.0),
+                        make_trial(2, 16, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_DISPATCHED, 2.0)};
+    zbso_arm arm = {8, 1.0, 2.0, 3};
+    put(st, &j, tr, 2, &arm, 1);
+    put(st, &j2, tr, 1, NULL, 0);
+    assert_int_equal(store_exec(st, u_change_then_fail, NULL, &err), ZBSO_ECONFLICT);
+    assert_string_equal(err.msg, "deliberate failure after changes");
+
+    get_arg g = {.id = "r"};
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), 0);
+    assert_job_equal(&g.job, &j);
+    g.id = "r2";
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), 0);
+    g.id = "r-new";
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), ZBSO_ENOTFOUND);
+    int64_t got[LIST_MAX];
+    size_t n = list(st, "r", (store_trial_query){0}, got);
+    assert_numbers(got, n, (int64_t[]){1, 2}, 2);
+    for (int i = 0; i < 2; i++) {
+        trial_arg ta = {.id = "r", .n = i + 1};
+        assert_int_equal(store_exec(st, u_trial_get, &ta, &err), 0);
+        assert_trial_equal(&ta.trial, &tr[i]);
+    }
+    n = list(st, "r2", (store_trial_query){0}, got);
+    assert_numbers(got, n, (int64_t[]){1}, 1);
+    arms_arg aa = {.id = "r", .cap = 8};
+    assert_int_equal(store_exec(st, u_arms_get, &aa, &err), 0);
+    assert_int_equal(aa.n, 1);
+    assert_true(aa.arms[0].param_mean == 1.0 && aa.arms[0].num_observations == 3);
+    store_close(st);
+}
+
+/* ---- concurrency: many threads, grouped commits, some units failing ---- */
+
+#define N_THREADS 8
+#define N_UNITS 40
+
+typedef struct conc_arg {
+    store *st;
+    int thread;
+    int ok, failed, wrong;
+} conc_arg;
+
+typedef struct conc_unit {
+    int thread, i;
+} conc_unit;
+
+/* Takes the next trial number from the job, inserts the trial, stores the counter; every
+ * third unit then fails after all that, so its trial and counter must vanish. */
+static int u_conc(store_txn *t, void *argp, zbso_err *err)
+{
+    conc_unit *u = argp;
+    zbso_job j;
+    int rc = store_job_get(t, "conc", true, &j, err);
+    if (rc < 0)
+        return rc;
+    j.num_trials++;
+    zbso_trial tr = make_trial(j.num_trials, 8 << (u->thread % 3), ZBSO_TRIAL_MAB,
+                               ZBSO_TRIAL_DISPATCHED, (double)u->thread);
+    if ((rc = store_trial_insert(t, "conc", &tr, err)) < 0 || (rc = store_job_update(t, &j, err)) < 0)
+        return rc;
+    if ((u->thread + u->i) % 3 == 0)
+        return err_set(err, ZBSO_EINVAL, "unit %d/%d fails", u->thread, u->i);
+    return 0;
+}
+
+static void *conc_main(void *p)
+{
+    conc_arg *a = p;
+    for (int i = 0; i < N_UNITS; i++) {
+        conc_unit u = {a->thread, i};
+        zbso_err err = {0};
+        char want[64];
+        int rc = store_exec(a->st, u_conc, &u, &err);
+        snprintf(want, sizeof want, "unit %d/%d fails", a->thread, i);
+        if (rc == 0)
+            a->ok++;
+        else if (rc == ZBSO_EINVAL && strcmp(err.msg, want) == 0 && (a->thread + i) % 3 == 0)
+            a->failed++;
+        else
+            a->wrong++;
+    }
+    return NULL;
+}
+
+static void test_concurrent_units(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j;
+    make_job(&j, "conc");
+    j.num_trials = 0;
+    put(st, &j, NULL, 0, NULL, 0);
+    pthread_t th[N_THREADS];
+    conc_arg args[N_THREADS];
+    for (int i = 0; i < N_THREADS; i++) {
+        args[i] = (conc_arg){.st = st, .thread = i};
+        assert_int_equal(pthread_create(&th[i], NULL, conc_main, &args[i]), 0);
+    }
+    int ok = 0, failed = 0, wrong = 0, want_failed = 0;
+    for (int i = 0; i < N_THREADS; i++) {
+        pthread_join(th[i], NULL);
+        ok += args[i].ok;
+        failed += args[i].failed;
+        wrong += args[i].wrong;
+        for (int k = 0; k < N_UNITS; k++)
+            want_failed += (i + k) % 3 == 0;
+    }
+    assert_int_equal(wrong, 0);
+    assert_int_equal(failed, want_failed);
+    assert_int_equal(ok, N_THREADS * N_UNITS - want_failed);
+    get_arg g = {.id = "conc"};
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), 0);
+    assert_int_equal(g.job.num_trials, ok);
+    list_arg la = {.id = "conc"};
+    assert_int_equal(store_exec(st, u_list, &la, &err), -100); /* more than LIST_MAX rows */
+    store_trial_query q = {.last_n = LIST_MAX};
+    int64_t got[LIST_MAX];
+    size_t n = list(st, "conc", q, got);
+    assert_int_equal(n, LIST_MAX);
+    for (size_t i = 0; i < n; i++) /* the numbers are dense: no gaps left by rollbacks */
+        assert_int_equal(got[i], ok - LIST_MAX + 1 + (int64_t)i);
+    store_close(st);
+}
+
+/* ---- sqlite only ---- */
+
+static void test_reopen_finds_everything(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j;
+    make_job(&j, "persist");
+    zbso_trial tr[2] = {make_trial(1, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_SUCCEEDED, 1.0),
+                        make_trial(2, 16, ZBSO_TRIAL_MAB, ZBSO_TRIAL_DISPATCHED, 2.0)};
+    zbso_arm arm = {16, 1.5, INFINITY, 4};
+    put(st, &j, tr, 2, &arm, 1);
+    store_close(st);
+
+    store_options opt = {0};
+    assert_int_equal(store_open(g_url, &opt, &st, &err), 0);
+    get_arg g = {.id = "persist"};
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), 0);
+    assert_job_equal(&g.job, &j);
+    for (int i = 0; i < 2; i++) {
+        trial_arg ta = {.id = "persist", .n = i + 1};
+        assert_int_equal(store_exec(st, u_trial_get, &ta, &err), 0);
+        assert_trial_equal(&ta.trial, &tr[i]);
+    }
+    arms_arg aa = {.id = "persist", .cap = 8};
+    assert_int_equal(store_exec(st, u_arms_get, &aa, &err), 0);
+    assert_int_equal(aa.n, 1);
+    assert_true(isinf(aa.arms[0].param_precision));
+    assert_true(aa.arms[0].param_mean == 1.5 && aa.arms[0].num_observations == 4);
+    store_close(st);
+}
+
+#define SQL_MAX 16384
+typedef struct sql_buf {
+    char text[SQL_MAX];
+    size_t len;
+    int lines;
+} sql_buf;
+
+static void sql_line(void *ctx, const char *sql)
+{
+    sql_buf *b = ctx;
+    int n = snprintf(b->text + b->len, SQL_MAX - b->len, "%s\n", sql);
+    assert_true(n > 0 && (size_t)n < SQL_MAX - b->len);
+    b->len += (size_t)n;
+    b->lines++;
+}
+
+/* Creates g_path as a raw database at schema version `to` using migrate_sql's text. */
+static void make_db_at(const store_backend *b, int to)
+{
+    sql_buf buf = {.len = 0};
+    zbso_err err = {0};
+    sqlite3 *db = NULL;
+    remove_db(g_path);
+    assert_int_equal(b->migrate_sql(0, to, sql_line, &buf, &err), 0);
+    assert_int_equal(sqlite3_open(g_path, &db), SQLITE_OK);
+    char *msg = NULL;
+    int rc = sqlite3_exec(db, buf.text, NULL, NULL, &msg);
+    if (rc != SQLITE_OK)
+        fail_msg("raw schema: %s", msg);
+    sqlite3_close(db);
+}
+
+static void test_schema_versions(void **state)
+{
+    zbso_err err = {0};
+    const store_backend *b = store_backend_for_url(g_url, &err);
+    assert_non_null(b);
+    assert_int_equal(b->latest_schema_version, 2);
+
+    store *st = open_fresh();
+    int v = -1;
+    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 2);
+    assert_int_equal(b->migrate(st, 0, &err), 0);
+    assert_int_equal(b->migrate(st, 1, &err), ZBSO_ESCHEMA);
+    assert_int_equal(b->migrate(st, 3, &err), ZBSO_EINVAL);
+    store_close(st);
+
+    /* an older schema is refused, naming both versions and `zbso migrate` */
+    make_db_at(b, 1);
+    store_options opt = {.create_if_empty = true};
+    st = NULL;
+    assert_int_equal(store_open(g_url, &opt, &st, &err), ZBSO_ESCHEMA);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, "zbso migrate"));
+    assert_non_null(strstr(err.msg, "version 1"));
+    assert_non_null(strstr(err.msg, "2"));
+    /* ... and upgraded with opt.migrate */
+    opt.migrate = true;
+    assert_int_equal(store_open(g_url, &opt, &st, &err), 0);
+    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 2);
+    zbso_job j;
+    make_job(&j, "after-migrate");
+    put(st, &j, NULL, 0, NULL, 0);
+    store_close(st);
+
+    /* a newer schema is refused */
+    remove_db(g_path);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(g_path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    opt.migrate = true;
+    assert_int_equal(store_open(g_url, &opt, &st, &err), ZBSO_ESCHEMA);
+    assert_non_null(strstr(err.msg, "99"));
+    assert_non_null(strstr(err.msg, "newer"));
+
+    /* an empty database without create_if_empty is refused */
+    remove_db(g_path);
+    assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
+    assert_non_null(strstr(err.msg, "zbso migrate"));
+    remove_db(g_path);
+}
+
+static void test_migrate_sql(void **state)
+{
+    zbso_err err = {0};
+    const store_backend *b = store_backend_for_url(g_url, &err);
+    sql_buf all = {.len = 0}, up = {.len = 0};
+    assert_int_equal(b->migrate_sql(0, 0, sql_line, &all, &err), 0);
+    assert_non_null(strstr(all.text, "CREATE TABLE jobs"));
+    assert_non_null(strstr(all.text, "CREATE TABLE trials"));
+    assert_non_null(strstr(all.text, "CREATE TABLE arms"));
+    assert_non_null(strstr(all.text, "CREATE INDEX"));
+    assert_non_null(strstr(all.text, "PRAGMA user_version = 2;"));
+    assert_int_equal(strncmp(all.text, "BEGIN;\n", 7), 0);
+    assert_string_equal(all.text + all.len - 8, "COMMIT;\n");
+    assert_int_equal(b->migrate_sql(1, 2, sql_line, &up, &err), 0);
+    assert_null(strstr(up.text, "CREATE TABLE"));
+    assert_non_null(strstr(up.text, "CREATE INDEX"));
+    assert_int_equal(b->migrate_sql(2, 1, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(b->migrate_sql(0, 3, sql_line, &up, &err), ZBSO_EINVAL);
+}
+
+static void test_not_a_database(void **state)
+{
+    zbso_err err = {0};
+    store *st = NULL;
+    remove_db(g_path);
+    FILE *f = fopen(g_path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 64; i++)
+        fputs("this is a text file, not a database\n", f);
+    fclose(f);
+    assert_int_equal(store_open(g_url, NULL, &st, &err), ZBSO_ESTORE);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, g_path));
+    assert_non_null(strstr(err.msg, "not a database"));
+    remove_db(g_path);
+}
+
+static int u_noop_read(store_txn *t, void *argp, zbso_err *err)
+{
+    zbso_job j;
+    return store_job_get(t, "none", false, &j, err) == ZBSO_ENOTFOUND ? 0 : -1;
+}
+
+static void test_urls(void **state)
+{
+    zbso_err err = {0};
+    store *st = NULL;
+    const store_backend *b = store_backend_for_url("postgresql://u:p@host:5432/db", &err);
+    assert_null(b);
+    assert_int_equal(err.code, ZBSO_EINVAL);
+    assert_non_null(strstr(err.msg, "\"postgresql\""));
+    assert_non_null(strstr(err.msg, "sqlite:///"));
+    assert_non_null(strstr(err.msg, "memory://"));
+    assert_int_equal(store_open("mysql://x/y", NULL, &st, &err), ZBSO_EINVAL);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, "\"mysql\""));
+    assert_null(store_backend_for_url("zbso.db", &err));
+    assert_non_null(strstr(err.msg, "zbso.db"));
+    assert_string_equal(store_backend_for_url("sqlite:///x.db", &err)->name, "sqlite");
+    assert_string_equal(store_backend_for_url("sqlite+aiosqlite:///x.db", &err)->name, "sqlite");
+    assert_string_equal(store_backend_for_url("memory://", &err)->name, "memory");
+    assert_int_equal(store_open("sqlite:///", NULL, &st, &err), ZBSO_EINVAL);
+
+    /* sqlite:///relative resolves against the working directory; the aiosqlite spelling
+     * opens the same file; echo_sql logs and still works */
+    char cwd[512], rel[300];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(g_dir), 0);
+    store_options opt = {.create_if_empty = true, .echo_sql = true};
+    assert_int_equal(store_open("sqlite+aiosqlite:///rel.db", &opt, &st, &err), 0);
+    assert_int_equal(store_exec(st, u_noop_read, NULL, &err), 0);
+    store_close(st);
+    assert_int_equal(chdir(cwd), 0);
+    snprintf(rel, sizeof rel, "%s/rel.db", g_dir);
+    assert_int_equal(access(rel, F_OK), 0);
+    remove_db(rel);
+}
+
+int main(void)
+{
+    snprintf(g_dir, sizeof g_dir, "/tmp/zbso-store-XXXXXX");
+    if (mkdtemp(g_dir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    const struct CMUnitTest contract[] = {
+        cmocka_unit_test(test_job_roundtrip_and_codes),
+        cmocka_unit_test(test_job_update_every_field),
+        cmocka_unit_test(test_job_ids_and_delete_cascade),
+        cmocka_unit_test(test_trials_ops_and_filters),
+        cmocka_unit_test(test_trials_fail_stale),
+        cmocka_unit_test(test_arms),
+        cmocka_unit_test(test_failed_unit_leaves_no_trace),
+        cmocka_unit_test(test_concurrent_units),
+    };
+    const struct CMUnitTest sqlite_only[] = {
+        cmocka_unit_test(test_reopen_finds_everything),
+        cmocka_unit_test(test_schema_versions),
+        cmocka_unit_test(test_migrate_sql),
+        cmocka_unit_test(test_not_a_database),
+        cmocka_unit_test(test_urls),
+    };
+    int failed = 0;
+    failed += cmocka_run_group_tests_name("memory", contract, group_memory, group_end);
+    failed += cmocka_run_group_tests_name("sqlite", contract, group_sqlite, group_end);
+    failed += cmocka_run_group_tests_name("sqlite_only", sqlite_only, group_sqlite, group_end);
+    rmdir(g_dir);
+    return failed != 0;
+}
