@@ -1,0 +1,140 @@
+"""test_cli.py: the command line and configuration of SPEC §5: usage and exit statuses,
+flag and environment values with errors naming them, `.env` lookup and precedence."""
+
+import os
+import tempfile
+import unittest
+
+from zbsoserver import Server, run_cli
+
+
+class UsageTest(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory(prefix="zbso-cli-")
+        self.addCleanup(tmp.cleanup)
+        self.tmp = tmp.name
+
+    def test_help_version_unknown(self):
+        r = run_cli(["--help"], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("serve", r.stdout)
+        self.assertIn("migrate", r.stdout)
+        r = run_cli(["--version"], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0)
+        self.assertRegex(r.stdout, r"^zbso \d+\.\d+\.\d+\n$")
+        r = run_cli([], cwd=self.tmp)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("usage", r.stderr)
+        r = run_cli(["frobnicate"], cwd=self.tmp)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("frobnicate", r.stderr)
+        r = run_cli(["serve", "--help"], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("--trial-timeout", r.stdout)
+
+    def test_bad_flags_exit_2_naming_flag_and_value(self):
+        for args, words in [
+            (["--port", "abc"], ["--port", "abc"]),
+            (["--port", "70000"], ["--port", "70000"]),
+            (["--port", "-1"], ["--port", "-1"]),
+            (["--log-level", "LOUD"], ["--log-level", "LOUD"]),
+            (["--trial-timeout", "-5"], ["--trial-timeout", "-5"]),
+            (["--trial-timeout", "nan"], ["--trial-timeout", "nan"]),
+            (["--host", ""], ["--host"]),
+            (["--bogus"], ["--bogus"]),
+            (["--port"], ["--port"]),
+            (["extra"], ["extra"]),
+        ]:
+            with self.subTest(" ".join(args)):
+                r = run_cli(["serve", *args], cwd=self.tmp, timeout=30)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                for w in words:
+                    self.assertIn(w, r.stderr)
+        self.assertEqual(os.listdir(self.tmp), [])
+
+    def test_bad_environment_exit_2_naming_variable(self):
+        for var, value in [("ZEUS_BSO_SERVER_PORT", "eighty"),
+                           ("ZEUS_BSO_TRIAL_TIMEOUT", "soon"),
+                           ("ZEUS_BSO_ECHO_SQL", "maybe")]:
+            with self.subTest(var):
+                r = run_cli(["serve"], cwd=self.tmp, env={var: value}, timeout=30)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(var, r.stderr)
+                self.assertIn(value, r.stderr)
+
+    def test_bad_dotenv_line_exit_2(self):
+        with open(os.path.join(self.tmp, ".env"), "w") as f:
+            f.write("# config\nZEUS_BSO_SERVER_PORT=0\nthis is not an assignment\n")
+        r = run_cli(["serve"], cwd=self.tmp, timeout=30)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(".env", r.stderr)
+        self.assertIn("line 3", r.stderr)
+
+
+class ConfigTest(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory(prefix="zbso-cfg-")
+        self.addCleanup(tmp.cleanup)
+        self.tmp = tmp.name
+
+    def start(self, cwd=None, env=None, args=()):
+        srv = Server(tmpdir=self.tmp, env=env, args=args)
+        if cwd:
+            srv.tmpdir = cwd
+        self.addCleanup(srv.close)
+        srv.start()
+        return srv
+
+    def status(self, srv, token=None):
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return srv.request("GET", "/jobs/batch_size?job_id=cfg-none", headers=headers).status
+
+    def write_env(self, directory, text):
+        with open(os.path.join(directory, ".env"), "w") as f:
+            f.write(text)
+
+    def test_dotenv_token_in_working_directory(self):
+        self.write_env(self.tmp, "# zbso\nexport ZEUS_BSO_API_TOKEN='dot token' # quoted\n")
+        srv = self.start()
+        self.assertEqual(self.status(srv), 401)
+        self.assertEqual(self.status(srv, "dot token"), 404)
+
+    def test_dotenv_found_in_parent(self):
+        self.write_env(self.tmp, 'ZEUS_BSO_API_TOKEN="from-parent"\n')
+        sub = os.path.join(self.tmp, "a", "b")
+        os.makedirs(sub)
+        srv = self.start(cwd=sub)
+        self.assertEqual(self.status(srv), 401)
+        self.assertEqual(self.status(srv, "from-parent"), 404)
+
+    def test_environment_wins_over_dotenv(self):
+        self.write_env(self.tmp, "ZEUS_BSO_API_TOKEN=from-file\n")
+        srv = self.start(env={"ZEUS_BSO_API_TOKEN": "from-env"})
+        self.assertEqual(self.status(srv, "from-file"), 401)
+        self.assertEqual(self.status(srv, "from-env"), 404)
+
+    def test_flags_win_over_environment(self):
+        # The environment names an unsupported database and a bad log level; --db and
+        # --log-level override them, so the server starts.
+        srv = self.start(env={"ZEUS_BSO_DATABASE_URL": "mysql://nowhere/db"},
+                         args=["--log-level", "ERROR"])
+        self.assertEqual(self.status(srv), 404)
+
+    def test_unknown_log_level_in_environment_means_info(self):
+        srv = self.start(env={"ZEUS_BSO_LOG_LEVEL": "CHATTY"})
+        self.assertEqual(self.status(srv), 404)
+        self.assertEqual(srv.terminate(), 0)
+        self.assertIn("INFO", srv.log_tail())
+
+    def test_database_url_from_environment(self):
+        db = os.path.join(self.tmp, "env.db")
+        srv = Server(tmpdir=self.tmp, env={"ZEUS_BSO_DATABASE_URL": "sqlite:///" + db})
+        self.addCleanup(srv.close)
+        srv.pass_db = False
+        srv.start()
+        self.assertFalse(os.path.exists(srv.db_path))
+        self.assertTrue(os.path.exists(db))
+
+
+if __name__ == "__main__":
+    unittest.main()
