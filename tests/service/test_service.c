@@ -1,0 +1,508 @@
+/* test_service.c: the service's requests end to end against real stores ("memory://" and
+ * a SQLite temp file) with a fake clock and fake entropy: registration, pruning into MAB
+ * across requests, reports, lease expiry, PATCH, delete and the 404s. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/optimizer.h"
+#include "core/spec.h"
+#include "service/service.h"
+
+/* ---- fake environment ---- */
+
+typedef struct fake {
+    double now;
+    uint32_t words[16];   /* entropy handed out in order, then zeros */
+    size_t n_words, next_word;
+} fake;
+
+static double fake_now(void *ctx)
+{
+    return ((fake *)ctx)->now;
+}
+
+static int fake_entropy(void *ctx, uint32_t *words, size_t n)
+{
+    fake *f = ctx;
+    for (size_t i = 0; i < n; i++)
+        words[i] = f->next_word < f->n_words ? f->words[f->next_word++] : 0;
+    return 0;
+}
+
+typedef struct fixture {
+    store *st;
+    fake clock;
+    svc_env env;
+    char path[64];
+} fixture;
+
+static const char *g_url;  /* "memory://" or "sqlite" (a fresh temp file per test) */
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof *fx);
+    store_options opt = {.create_if_empty = true};
+    char url[96];
+    zbso_err err;
+    assert_non_null(fx);
+    if (strcmp(g_url, "sqlite") == 0) {
+        snprintf(fx->path, sizeof fx->path, "/tmp/zbso-svc-test-%ld.db", (long)getpid());
+        unlink(fx->path);
+        /* SQLAlchemy spelling: sqlite:/// + an absolute path gives four slashes. */
+        snprintf(url, sizeof url, "sqlite:///%s", fx->path);
+    } else {
+        snprintf(url, sizeof url, "%s", g_url);
+    }
+    err_clear(&err);
+    if (store_open(url, &opt, &fx->st, &err) != 0)
+        fail_msg("store_open(%s): %s", url, err.msg);
+    fx->clock.now = 1000.0;
+    fx->env = (svc_env){fake_now, fake_entropy, &fx->clock, 0};
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+    store_close(fx->st);
+    if (fx->path[0]) {
+        char extra[80];
+        unlink(fx->path);
+        snprintf(extra, sizeof extra, "%s-wal", fx->path);
+        unlink(extra);
+        snprintf(extra, sizeof extra, "%s-shm", fx->path);
+        unlink(extra);
+    }
+    free(fx);
+    return 0;
+}
+
+/* ---- helpers ---- */
+
+/* A validated spec: batch sizes 16, 32, 64, default 32, eta 1 (cost = energy), seed 123456,
+ * one pruning round. */
+static zbso_job_spec make_spec(const char *job_id)
+{
+    zbso_job_spec s;
+    zbso_err err;
+    spec_defaults(&s);
+    strcpy(s.job_id_prefix, "job");
+    strcpy(s.job_id, job_id);
+    s.batch_sizes[0] = 64;
+    s.batch_sizes[1] = 16;
+    s.batch_sizes[2] = 32;
+    s.n_batch_sizes = 3;
+    s.default_batch_size = 32;
+    s.eta_knob = 1.0;
+    s.target_metric = 0.9;
+    s.max_epochs = 5;
+    s.num_pruning_rounds = 1;
+    s.has_mab_seed = true;
+    s.mab_seed = 123456;
+    s.max_power = 300;
+    s.number_of_gpus = 1;
+    strcpy(s.gpu_model, "H200");
+    assert_int_equal(spec_validate(&s, &err), 0);
+    return s;
+}
+
+static void register_ok(fixture *fx, const zbso_job_spec *s, bool want_created)
+{
+    zbso_job_spec out;
+    bool created = !want_created;
+    zbso_err err;
+    err_clear(&err);
+    int rc = svc_register_job(fx->st, &fx->env, s, &out, &created, &err);
+    if (rc != 0)
+        fail_msg("register: %d %s", rc, err.msg);
+    assert_int_equal(created, want_created);
+}
+
+static zbso_trial_id next_ok(fixture *fx, const char *job_id)
+{
+    zbso_trial_id id;
+    zbso_err err;
+    err_clear(&err);
+    int rc = svc_next_batch_size(fx->st, &fx->env, job_id, &id, &err);
+    if (rc != 0)
+        fail_msg("next batch size: %d %s", rc, err.msg);
+    assert_string_equal(id.job_id, job_id);
+    return id;
+}
+
+static zbso_report_response report(fixture *fx, zbso_trial_id id, double energy,
+                                   double metric, int64_t epoch, int want_rc)
+{
+    zbso_training_result r;
+    zbso_report_response resp;
+    zbso_err err;
+    memset(&r, 0, sizeof r);
+    memset(&resp, 0, sizeof resp);
+    r.trial = id;
+    r.time = 10;
+    r.energy = energy;
+    r.metric = metric;
+    r.current_epoch = epoch;
+    err_clear(&err);
+    int rc = svc_report(fx->st, &fx->env, &r, &resp, &err);
+    if (rc != want_rc)
+        fail_msg("report: %d (want %d) %s", rc, want_rc, err.msg);
+    return resp;
+}
+
+/* Reads the job, one trial and the arms in one unit of work. */
+typedef struct peek {
+    const char *job_id;
+    int64_t trial_number;
+    zbso_job job;
+    zbso_trial trial;
+    zbso_arm arms[8];
+    size_t n_arms;
+} peek;
+
+static int peek_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    peek *p = arg;
+    int rc = store_job_get(t, p->job_id, false, &p->job, err);
+    if (rc == 0 && p->trial_number > 0)
+        rc = store_trial_get(t, p->job_id, p->trial_number, &p->trial, err);
+    if (rc == 0)
+        rc = store_arms_get(t, p->job_id, p->arms, 8, &p->n_arms, err);
+    return rc;
+}
+
+static peek peek_at(fixture *fx, const char *job_id, int64_t trial_number)
+{
+    peek p;
+    zbso_err err;
+    memset(&p, 0, sizeof p);
+    p.job_id = job_id;
+    p.trial_number = trial_number;
+    int rc = store_exec(fx->st, peek_fn, &p, &err);
+    if (rc != 0)
+        fail_msg("peek: %d %s", rc, err.msg);
+    return p;
+}
+
+/* ---- tests ---- */
+
+static void test_register(void **state)
+{
+    fixture *fx = *state;
+    zbso_job_spec s = make_spec("job-a"), out, other;
+    bool created;
+    zbso_err err;
+
+    register_ok(fx, &s, true);
+    register_ok(fx, &s, false);
+    peek p = peek_at(fx, "job-a", 0);
+    assert_int_equal(p.job.stage, ZBSO_STAGE_PRUNING);
+    assert_int_equal(p.job.exp_default_batch_size, 32);
+    assert_int_equal(p.job.min_cost_batch_size, 32);
+    assert_false(p.job.has_min_cost);
+    assert_int_equal(p.job.num_trials, 0);
+    assert_true(p.job.created_at == 1000.0);
+    assert_int_equal(p.job.spec.batch_sizes[0], 16);
+    assert_true(spec_equal(&p.job.spec, &s));
+    zbso_rng want;
+    rng_seed_u64(&want, 123456);
+    assert_memory_equal(&p.job.rng, &want, sizeof want);
+
+    other = s;
+    other.eta_knob = 0.25;
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &other, &out, &created, &err),
+                     ZBSO_ECONFLICT);
+    assert_non_null(strstr(err.msg, "job-a"));
+
+    /* Generated ids: "<prefix>-<8 hex>" from entropy; a collision draws again. */
+    zbso_job_spec g = make_spec("");
+    fx->clock.words[0] = 0xdeadbeef;
+    fx->clock.words[1] = 0xdeadbeef;
+    fx->clock.words[2] = 0x00000abc;
+    fx->clock.n_words = 3;
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &g, &out, &created, &err), 0);
+    assert_true(created);
+    assert_string_equal(out.job_id, "job-deadbeef");
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &g, &out, &created, &err), 0);
+    assert_true(created);
+    assert_string_equal(out.job_id, "job-00000abc");
+
+    /* Without mab_seed the generator is seeded from four entropy words. */
+    zbso_job_spec u = make_spec("job-unseeded");
+    u.has_mab_seed = false;
+    fx->clock.n_words = 0;
+    fx->clock.next_word = 0;
+    register_ok(fx, &u, true);
+    p = peek_at(fx, "job-unseeded", 0);
+    uint32_t zeros[4] = {0, 0, 0, 0};
+    rng_seed_words(&want, zeros, 4);
+    assert_memory_equal(&p.job.rng, &want, sizeof want);
+}
+
+/* One pruning round over 16/32/64, then MAB, across separate requests. */
+static void test_pruning_to_mab(void **state)
+{
+    fixture *fx = *state;
+    zbso_job_spec s = make_spec("job-p");
+    zbso_report_response r;
+    register_ok(fx, &s, true);
+
+    zbso_trial_id t1 = next_ok(fx, "job-p");
+    assert_int_equal(t1.batch_size, 32);
+    assert_int_equal(t1.trial_number, 1);
+    r = report(fx, t1, 500, 0.5, 1, 0);
+    assert_false(r.stop_train);
+    assert_string_equal(r.message, "Stop condition not met, keep training");
+    r = report(fx, t1, 900, 0.95, 2, 0);
+    assert_true(r.stop_train && r.converged);
+    assert_string_equal(r.message, "Train succeeded");
+    peek p = peek_at(fx, "job-p", 1);
+    assert_int_equal(p.trial.status, ZBSO_TRIAL_SUCCEEDED);
+    assert_int_equal(p.trial.type, ZBSO_TRIAL_EXPLORATION);
+    assert_true(p.trial.energy == 900.0 && p.trial.time == 10.0 && p.trial.metric == 0.95);
+    assert_int_equal(p.trial.epochs, 2);
+    assert_true(p.trial.converged);
+    assert_true(p.job.has_min_cost && p.job.min_cost == 900.0);
+    assert_int_equal(p.job.min_cost_batch_size, 32);
+
+    zbso_trial_id t2 = next_ok(fx, "job-p");
+    assert_int_equal(t2.batch_size, 16);
+    assert_int_equal(t2.trial_number, 2);
+    r = report(fx, t2, 700, 0.95, 3, 0);
+    assert_true(r.converged);
+    zbso_trial_id t3 = next_ok(fx, "job-p");
+    assert_int_equal(t3.batch_size, 64);
+    /* Over beta * min_cost = 2 * 700: early stop, not converged. */
+    r = report(fx, t3, 1400.5, 0.5, 1, 0);
+    assert_true(r.stop_train);
+    assert_false(r.converged);
+    assert_string_equal(r.message, "Batch Size(64) exceeded the cost upper bound: current "
+                                   "cost(1400.5) > beta_knob(2.0)*min_cost(700.0)");
+
+    /* Round over: arms 16 and 32 (one observation each, exact), then MAB's first choice:
+     * the first arm of the generator's permutation (both lack 2 observations). */
+    zbso_trial_id t4 = next_ok(fx, "job-p");
+    zbso_rng rng;
+    size_t perm[2];
+    rng_seed_u64(&rng, 123456);
+    rng_permutation(&rng, 2, perm);
+    int64_t survivors[2] = {16, 32};
+    assert_int_equal(t4.batch_size, survivors[perm[0]]);
+    assert_int_equal(t4.trial_number, 4);
+    p = peek_at(fx, "job-p", 4);
+    assert_int_equal(p.job.stage, ZBSO_STAGE_MAB);
+    assert_int_equal(p.job.exp_default_batch_size, 16);
+    assert_int_equal(p.trial.type, ZBSO_TRIAL_MAB);
+    assert_memory_equal(&p.job.rng, &rng, sizeof rng);
+    assert_int_equal(p.n_arms, 2);
+    assert_int_equal(p.arms[0].batch_size, 16);
+    assert_true(p.arms[0].param_mean == -700.0 && isinf(p.arms[0].param_precision));
+    assert_int_equal(p.arms[0].num_observations, 1);
+    assert_int_equal(p.arms[1].batch_size, 32);
+    assert_true(p.arms[1].param_mean == -900.0);
+
+    /* Reporting the MAB trial refits its arm from all its Succeeded trials. */
+    r = report(fx, t4, 800, 0.95, 2, 0);
+    assert_true(r.converged);
+    p = peek_at(fx, "job-p", 4);
+    size_t k = t4.batch_size == 16 ? 0 : 1;
+    double old = t4.batch_size == 16 ? -700.0 : -900.0;
+    double rewards[2] = {old, -800.0};
+    zbso_arm want;
+    opt_arm_fit(t4.batch_size, 0.0, 0.0, rewards, 2, &want);
+    assert_int_equal(p.arms[k].num_observations, 2);
+    assert_true(p.arms[k].param_mean == want.param_mean);
+    assert_true(p.arms[k].param_precision == want.param_precision);
+    /* A repeated report changes nothing. */
+    r = report(fx, t4, 5, 0.1, 1, 0);
+    assert_true(r.stop_train && r.converged);
+    assert_string_equal(r.message, "Result for this trial(4) is already reported.");
+}
+
+static void test_window_and_zero_rounds(void **state)
+{
+    fixture *fx = *state;
+    zbso_job_spec s = make_spec("job-w");
+    s.num_pruning_rounds = 0;
+    s.window_size = 2;
+    s.mab_num_explorations = 0;
+    s.mab_prior_precision = 0.5;
+    s.mab_prior_mean = -1000;
+    register_ok(fx, &s, true);
+    zbso_trial_id t = next_ok(fx, "job-w");
+    assert_int_equal(t.trial_number, 1);
+    peek p = peek_at(fx, "job-w", 1);
+    assert_int_equal(p.job.stage, ZBSO_STAGE_MAB);
+    assert_int_equal(p.n_arms, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(p.arms[i].num_observations, 0);
+        assert_true(p.arms[i].param_mean == -1000.0 && p.arms[i].param_precision == 0.5);
+    }
+    /* Three results for one batch size: the arm keeps only the last two. */
+    int64_t bs = t.batch_size;
+    double energies[3] = {100, 300, 500};
+    report(fx, t, energies[0], 0.95, 1, 0);
+    for (int i = 1; i < 3; i++) {
+        zbso_trial_id u;
+        do {
+            u = next_ok(fx, "job-w");
+            if (u.batch_size != bs) {
+                zbso_err err;
+                assert_int_equal(svc_end_trial(fx->st, &fx->env, &u, &err), 0);
+            }
+        } while (u.batch_size != bs);
+        report(fx, u, energies[i], 0.95, 1, 0);
+    }
+    p = peek_at(fx, "job-w", 1);
+    size_t k = 0;
+    while (p.arms[k].batch_size != bs)
+        k++;
+    assert_int_equal(p.arms[k].num_observations, 2);
+    /* rewards -300, -500: mean -400, variance 10000, q 1e-4; prior 0.5 at -1000:
+     * precision 0.5 + 2e-4, mean (0.5 * -1000 + 1e-4 * -800) / precision. */
+    double q = 1.0 / 10000.0;
+    double prec = 0.5 + 2.0 * q;
+    assert_true(p.arms[k].param_precision == prec);
+    assert_true(p.arms[k].param_mean == (0.5 * -1000.0 + q * -800.0) / prec);
+}
+
+static void test_concurrent_and_no_convergence(void **state)
+{
+    fixture *fx = *state;
+    zbso_job_spec s = make_spec("job-c");
+    zbso_err err;
+    zbso_trial_id id;
+    register_ok(fx, &s, true);
+    zbso_trial_id t1 = next_ok(fx, "job-c");
+    zbso_trial_id t2 = next_ok(fx, "job-c");
+    assert_int_equal(t2.batch_size, 32);  /* min_cost_batch_size = default */
+    assert_int_equal(t2.trial_number, 2);
+    peek p = peek_at(fx, "job-c", 2);
+    assert_int_equal(p.trial.type, ZBSO_TRIAL_CONCURRENT);
+    /* 32 does not converge, then 64 neither: nothing survives the round. */
+    report(fx, t1, 10, 0.1, 5, 0);
+    zbso_trial_id t3 = next_ok(fx, "job-c");
+    assert_int_equal(t3.batch_size, 64);
+    report(fx, t3, 10, 0.1, 5, 0);
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-c", &id, &err), ZBSO_ENOCONV);
+    assert_non_null(strstr(err.msg, "Re-register"));
+    /* The failed request stored nothing. */
+    p = peek_at(fx, "job-c", 0);
+    assert_int_equal(p.job.num_trials, 3);
+}
+
+static void test_lease_expiry(void **state)
+{
+    fixture *fx = *state;
+    zbso_job_spec s = make_spec("job-l");
+    zbso_trial_id t1, t2;
+    register_ok(fx, &s, true);
+    fx->env.trial_timeout_s = 100;
+    t1 = next_ok(fx, "job-l");
+    /* A report 60 s later renews the lease; at 150 s it is still alive. */
+    fx->clock.now = 1060;
+    report(fx, t1, 5, 0.1, 1, 0);
+    peek p = peek_at(fx, "job-l", 1);
+    assert_true(p.trial.lease_renewed_at == 1060.0);
+    fx->clock.now = 1150;
+    t2 = next_ok(fx, "job-l");
+    assert_int_equal(t2.batch_size, 32);
+    p = peek_at(fx, "job-l", 2);
+    assert_int_equal(p.trial.type, ZBSO_TRIAL_CONCURRENT);
+    /* Past the lease: trial 1 (and the concurrent 2) fail, 32 is explored again. */
+    fx->clock.now = 1260.5;
+    zbso_trial_id t3 = next_ok(fx, "job-l");
+    assert_int_equal(t3.batch_size, 32);
+    p = peek_at(fx, "job-l", 1);
+    assert_int_equal(p.trial.status, ZBSO_TRIAL_FAILED);
+    assert_true(p.trial.end_time == 1260.5);
+    p = peek_at(fx, "job-l", 3);
+    assert_int_equal(p.trial.type, ZBSO_TRIAL_EXPLORATION);
+    /* The dead client's late report is refused. */
+    report(fx, t1, 5, 0.1, 2, ZBSO_ECONFLICT);
+}
+
+static void test_end_trial_delete_and_404(void **state)
+{
+    fixture *fx = *state;
+    zbso_job_spec s = make_spec("job-e");
+    zbso_err err;
+    zbso_trial_id id, bad;
+    register_ok(fx, &s, true);
+    zbso_trial_id t1 = next_ok(fx, "job-e");
+    fx->clock.now = 1234;
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &t1, &err), 0);
+    peek p = peek_at(fx, "job-e", 1);
+    assert_int_equal(p.trial.status, ZBSO_TRIAL_FAILED);
+    assert_true(p.trial.end_time == 1234.0);
+    /* Ending again leaves it as it is; the Failed exploration is explored again. */
+    fx->clock.now = 1300;
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &t1, &err), 0);
+    p = peek_at(fx, "job-e", 1);
+    assert_true(p.trial.end_time == 1234.0);
+    zbso_trial_id t2 = next_ok(fx, "job-e");
+    assert_int_equal(t2.batch_size, 32);
+    p = peek_at(fx, "job-e", 2);
+    assert_int_equal(p.trial.type, ZBSO_TRIAL_EXPLORATION);
+    /* A Succeeded trial is not failed by PATCH. */
+    report(fx, t2, 10, 0.95, 1, 0);
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &t2, &err), 0);
+    p = peek_at(fx, "job-e", 2);
+    assert_int_equal(p.trial.status, ZBSO_TRIAL_SUCCEEDED);
+
+    bad = t2;
+    bad.batch_size = 64;
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &bad, &err), ZBSO_ENOTFOUND);
+    report(fx, bad, 1, 0.1, 1, ZBSO_ENOTFOUND);
+    bad = t2;
+    bad.trial_number = 99;
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &bad, &err), ZBSO_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "99"));
+    report(fx, bad, 1, 0.1, 1, ZBSO_ENOTFOUND);
+    strcpy(bad.job_id, "job-none");
+    report(fx, bad, 1, 0.1, 1, ZBSO_ENOTFOUND);
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &bad, &err), ZBSO_ENOTFOUND);
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-none", &id, &err),
+                     ZBSO_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "job-none"));
+
+    assert_int_equal(svc_delete_job(fx->st, &fx->env, "job-e", &err), 0);
+    assert_int_equal(svc_delete_job(fx->st, &fx->env, "job-e", &err), ZBSO_ENOTFOUND);
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-e", &id, &err),
+                     ZBSO_ENOTFOUND);
+    /* Deleted means gone: the same id registers anew with trial numbers from 1. */
+    register_ok(fx, &s, true);
+    assert_int_equal(next_ok(fx, "job-e").trial_number, 1);
+}
+
+static int run_for(const char *url)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_register, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pruning_to_mab, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_window_and_zero_rounds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_and_no_convergence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lease_expiry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_end_trial_delete_and_404, setup, teardown),
+    };
+    g_url = url;
+    fprintf(stderr, "store: %s\n", url);
+    return cmocka_run_group_tests_name(url, tests, NULL, NULL);
+}
+
+int main(void)
+{
+    int failed = run_for("memory://");
+    failed += run_for("sqlite");
+    return failed != 0;
+}
