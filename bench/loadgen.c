@@ -89,8 +89,7 @@ struct worker {
     char curl_err[CURL_ERROR_SIZE];
     struct ep_stats ep[EP_COUNT];
     uint64_t trials, converged, not_converged, cut;
-    int fatal;                      /* 5xx, transport or protocol error: exit 1 */
-    char error[ERROR_MAX];          /* first error, "" when none */
+    char error[ERROR_MAX];          /* the error that stopped this job, "" when none */
 };
 
 static atomic_int stop_requested;
@@ -181,13 +180,11 @@ static double model_metric(const struct bs_model *m, int64_t epoch)
     return TARGET_METRIC + 0.01 * (e - (double)m->epochs_to_target + 1.0);
 }
 
-/* Records the first error of w (later ones only count). */
-static void worker_fail(struct worker *w, int fatal, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void worker_fail(struct worker *w, int fatal, const char *fmt, ...)
+/* Records the first error of w; the job stops after it and the run exits 1. */
+static void worker_fail(struct worker *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void worker_fail(struct worker *w, const char *fmt, ...)
 {
-    if (fatal)
-        w->fatal = 1;
     if (w->error[0] != '\0')
         return;
     va_list ap;
@@ -217,7 +214,7 @@ static int worker_open(struct worker *w)
     struct curl_slist *h = NULL, *next;
     w->curl = curl_easy_init();
     if (w->curl == NULL) {
-        worker_fail(w, 1, "curl_easy_init failed");
+        worker_fail(w, "curl_easy_init failed");
         return -1;
     }
     const char *lines[3] = {"Content-Type: application/json", "Expect:", NULL};
@@ -231,7 +228,7 @@ static int worker_open(struct worker *w)
         next = curl_slist_append(h, lines[i]);
         if (next == NULL) {
             curl_slist_free_all(h);
-            worker_fail(w, 1, "out of memory building request headers");
+            worker_fail(w, "out of memory building request headers");
             return -1;
         }
         h = next;
@@ -250,7 +247,7 @@ static int worker_open(struct worker *w)
 
 /* Sends one request on w's handle (body NULL for GET) and records its latency and status
  * under ep. Returns the HTTP status with the body in w->resp, or -1 when no answer came
- * (transport error recorded, fatal). A non-2xx status is recorded as w's error. */
+ * (transport error recorded). A non-2xx status is recorded as w's error. */
 static long request(struct worker *w, enum endpoint ep, const char *method, const char *url,
                     const char *body)
 {
@@ -276,9 +273,9 @@ static long request(struct worker *w, enum endpoint ep, const char *method, cons
     if (rc != CURLE_OK) {
         st->conn_errors++;
         if (w->resp_overflow)
-            worker_fail(w, 1, "%s %s: response body over %d bytes", method, url, RESP_MAX);
+            worker_fail(w, "%s %s: response body over %d bytes", method, url, RESP_MAX);
         else
-            worker_fail(w, 1, "%s %s: %s", method, url,
+            worker_fail(w, "%s %s: %s", method, url,
                         w->curl_err[0] ? w->curl_err : curl_easy_strerror(rc));
         return -1;
     }
@@ -289,7 +286,7 @@ static long request(struct worker *w, enum endpoint ep, const char *method, cons
     double us = dt * 1e6;
     samples_add(&st->lat, us >= 4294967295.0 ? UINT32_MAX : (uint32_t)us, &w->rng);
     if (status < 200 || status > 299)
-        worker_fail(w, status >= 500, "%s %s answered %ld: %.300s", method, url, status, w->resp);
+        worker_fail(w, "%s %s answered %ld: %.300s", method, url, status, w->resp);
     return status;
 }
 
@@ -325,7 +322,7 @@ static int register_job(struct worker *w)
         "mab_seed", (json_int_t)w->k, "max_power", o->max_power_w,
         "number_of_gpus", (json_int_t)o->number_of_gpus, "gpu_model", o->gpu_model);
     if (dump_json(spec, body) != 0) {
-        worker_fail(w, 1, "cannot build the job spec body (out of memory or over %d bytes)",
+        worker_fail(w, "cannot build the job spec body (out of memory or over %d bytes)",
                     REQ_MAX);
         return -1;
     }
@@ -348,7 +345,7 @@ static int next_batch_size(struct worker *w, int64_t *bs, int64_t *trial)
     json_t *root = json_loadb(w->resp, w->resp_len, 0, &jerr);
     if (root == NULL || json_unpack_ex(root, &jerr, 0, "{s:I, s:I}", "batch_size", &b,
                                        "trial_number", &t) != 0) {
-        worker_fail(w, 1, "GET /jobs/batch_size: unexpected answer (%s): %.200s", jerr.text,
+        worker_fail(w, "GET /jobs/batch_size: unexpected answer (%s): %.200s", jerr.text,
                     w->resp);
         goto out;
     }
@@ -372,7 +369,7 @@ static int report(struct worker *w, int64_t bs, int64_t trial, double time_s, do
                           "time", time_s, "energy", energy_j, "metric", metric,
                           "current_epoch", (json_int_t)epoch);
     if (dump_json(j, body) != 0) {
-        worker_fail(w, 1, "cannot build a report body");
+        worker_fail(w, "cannot build a report body");
         return -1;
     }
     snprintf(url, sizeof url, "%s/report", w->opt->url);
@@ -382,7 +379,7 @@ static int report(struct worker *w, int64_t bs, int64_t trial, double time_s, do
     json_t *root = json_loadb(w->resp, w->resp_len, 0, &jerr);
     if (root == NULL || json_unpack_ex(root, &jerr, 0, "{s:b, s:b}", "stop_train", stop,
                                        "converged", converged) != 0) {
-        worker_fail(w, 1, "POST /report: unexpected answer (%s): %.200s", jerr.text, w->resp);
+        worker_fail(w, "POST /report: unexpected answer (%s): %.200s", jerr.text, w->resp);
         goto out;
     }
     ret = 0;
@@ -398,7 +395,7 @@ static int end_trial(struct worker *w, int64_t bs, int64_t trial)
     json_t *j = json_pack("{s:s, s:I, s:I}", "job_id", w->job_id, "batch_size", (json_int_t)bs,
                           "trial_number", (json_int_t)trial);
     if (dump_json(j, body) != 0) {
-        worker_fail(w, 1, "cannot build a trial id body");
+        worker_fail(w, "cannot build a trial id body");
         return -1;
     }
     snprintf(url, sizeof url, "%s/trials", w->opt->url);
@@ -424,7 +421,7 @@ static int run_trial(struct worker *w)
             return end_trial(w, bs, trial);
         }
         if (epoch > o->max_epochs + EXTRA_EPOCHS) {
-            worker_fail(w, 1, "trial %" PRId64 " of %s: no stop_train after %" PRId64
+            worker_fail(w, "trial %" PRId64 " of %s: no stop_train after %" PRId64
                         " epochs (max_epochs %" PRId64 ")", trial, w->job_id, epoch - 1,
                         o->max_epochs);
             return -1;
@@ -560,8 +557,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: zbso-loadgen [options]\n"
             "Plays K concurrent recurring jobs against a running zbso server and prints\n"
-            "requests/s and latency percentiles per endpoint. Exit 1 on any 5xx answer,\n"
-            "connection error or protocol error; 2 on a usage error.\n"
+            "requests/s and latency percentiles per endpoint. A job stops at its first\n"
+            "non-2xx answer, connection error or protocol error, and the run then exits 1\n"
+            "(2 on a usage error).\n"
             "  --url URL               server (http://127.0.0.1:8000)\n"
             "  --jobs K                concurrent jobs, one thread each (4; at most %d)\n"
             "  --duration S            seconds to start new trials for (10)\n"
@@ -824,10 +822,9 @@ int main(int argc, char **argv)
         fatal = 1;
     }
     for (k = 0; k < opt.jobs; k++) {
-        if (ws[k].fatal)
-            fatal = 1;
         if (ws[k].error[0] == '\0')
             continue;
+        fatal = 1;
         if (shown++ < ERRORS_SHOWN)
             fprintf(stderr, "zbso-loadgen: job %ld stopped: %s\n", k, ws[k].error);
     }
