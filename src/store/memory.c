@@ -585,17 +585,25 @@ static void m_close(store *base)
     free(st);
 }
 
-/* Runs fn under the mutex; a negative return undoes everything fn changed. */
+/* The store whose unit of work this thread is running, to refuse a nested store_exec. */
+static _Thread_local const mem_store *unit_store;
+
+/* Runs fn under the mutex; a negative return undoes everything fn changed. Returns fn's
+ * code, or ZBSO_EINTERNAL when called from inside a unit of work (it would deadlock). */
 static int m_exec(store *base, store_work_fn fn, void *arg, zbso_err *err)
 {
     mem_store *st = (mem_store *)base;
     mem_txn txn = {.base = {.ops = &mem_ops}, .st = st};
+    if (unit_store == st)
+        return err_set(err, ZBSO_EINTERNAL, "store_exec called inside a unit of work on memory://");
     pthread_mutex_lock(&st->mu);
+    unit_store = st;
     int rc = fn(&txn.base, arg, err);
     if (rc < 0)
         undo_all(st);
     else
         undo_forget(st);
+    unit_store = NULL;
     pthread_mutex_unlock(&st->mu);
     return rc;
 }

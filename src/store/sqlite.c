@@ -187,8 +187,11 @@ static int sq_fail(sq_store *st, int rc, const char *what, const char *job_id, z
 {
     int prim = rc & 0xff;
     int code = prim == SQLITE_BUSY || prim == SQLITE_LOCKED ? ZBSO_EUNAVAIL : ZBSO_ESTORE;
+    if (job_id == NULL)
+        return err_set(err, code, "sqlite: %s failed on %s: %s (code %d)", what, st->path,
+                       sqlite3_errmsg(st->db), rc);
     return err_set(err, code, "sqlite: %s for job \"%.300s\" failed: %s (code %d)", what,
-                   job_id != NULL ? job_id : "", sqlite3_errmsg(st->db), rc);
+                   job_id, sqlite3_errmsg(st->db), rc);
 }
 
 /* Returns the cached statement id, prepared on first use (the schema exists by then), or
@@ -735,11 +738,15 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-/* Queues fn for the writer and waits. Returns fn's code, or ZBSO_ESTORE/EUNAVAIL when the
- * group's transaction failed (then nothing of fn's work is stored). */
+/* Queues fn for the writer and waits. Returns fn's code, ZBSO_ESTORE/EUNAVAIL when the
+ * group's transaction failed (then nothing of fn's work is stored), or ZBSO_EINTERNAL
+ * when called from inside a unit of work (it would wait on itself forever). */
 static int sq_exec(store *base, store_work_fn fn, void *arg, zbso_err *err)
 {
     sq_store *st = (sq_store *)base;
+    if (pthread_equal(pthread_self(), st->writer))
+        return err_set(err, ZBSO_EINTERNAL, "store_exec called inside a unit of work on %s",
+                       st->path);
     sq_unit u = {.fn = fn, .arg = arg, .rc = 0};
     u.err = err != NULL ? err : &u.own_err;
     pthread_cond_init(&u.cv, NULL);

@@ -695,6 +695,27 @@ static void test_failed_unit_leaves_no_trace(void **state)
     store_close(st);
 }
 
+static int u_noop_read(store_txn *t, void *argp, zbso_err *err)
+{
+    zbso_job j;
+    return store_job_get(t, "none", false, &j, err) == ZBSO_ENOTFOUND ? 0 : -1;
+}
+
+static int u_nested(store_txn *t, void *argp, zbso_err *err)
+{
+    return store_exec(argp, u_noop_read, NULL, err);
+}
+
+static void test_nested_exec_refused(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    assert_int_equal(store_exec(st, u_nested, st, &err), ZBSO_EINTERNAL);
+    assert_non_null(strstr(err.msg, "inside a unit of work"));
+    assert_int_equal(store_exec(st, u_noop_read, NULL, &err), 0);
+    store_close(st);
+}
+
 /* ---- concurrency: many threads, grouped commits, some units failing ---- */
 
 #define N_THREADS 8
@@ -942,12 +963,6 @@ static void test_not_a_database(void **state)
     remove_db(g_path);
 }
 
-static int u_noop_read(store_txn *t, void *argp, zbso_err *err)
-{
-    zbso_job j;
-    return store_job_get(t, "none", false, &j, err) == ZBSO_ENOTFOUND ? 0 : -1;
-}
-
 static void test_urls(void **state)
 {
     zbso_err err = {0};
@@ -998,6 +1013,7 @@ int main(void)
         cmocka_unit_test(test_trials_fail_stale),
         cmocka_unit_test(test_arms),
         cmocka_unit_test(test_failed_unit_leaves_no_trace),
+        cmocka_unit_test(test_nested_exec_refused),
         cmocka_unit_test(test_concurrent_units),
     };
     const struct CMUnitTest sqlite_only[] = {
