@@ -161,7 +161,7 @@ int cli_migrate(int argc, char **argv)
         goto out;
     }
     if (rc < 0) {
-        fprintf(stderr, "zbso migrate: %s\n\n%s", err.msg, migrate_usage);
+        fprintf(stderr, "zbso migrate: %s\n(zbso migrate --help lists the options)\n", err.msg);
         status = CLI_EXIT_USAGE;
         goto out;
     }

@@ -138,7 +138,7 @@ int cli_serve(int argc, char **argv)
         goto out;
     }
     if (rc < 0) {
-        fprintf(stderr, "zbso serve: %s\n\n%s", err.msg, serve_usage);
+        fprintf(stderr, "zbso serve: %s\n(zbso serve --help lists the options)\n", err.msg);
         status = CLI_EXIT_USAGE;
         goto out;
     }

@@ -13,6 +13,11 @@ GOOD_REPORT = {"job_id": JOB, "batch_size": 16, "trial_number": 1, "time": 10.0,
 GOOD_TRIAL = {"job_id": JOB, "batch_size": 16, "trial_number": 1}
 
 
+def bspec(**overrides):
+    """A valid spec of prefix "bad" with overrides."""
+    return job_spec(**dict({"job_id_prefix": "bad"}, **overrides))
+
+
 def jb(obj):
     return json.dumps(obj).encode()
 
@@ -32,7 +37,7 @@ def cases():
         c.append((name, method, path, raw, headers or {}, statuses, words))
 
     # -- POST /jobs: broken bodies -------------------------------------------------------
-    spec_text = json.dumps(job_spec(job_id="bad-new"))
+    spec_text = json.dumps(bspec(job_id="bad-new"))
     for name, raw in [
         ("empty body", b""),
         ("truncated", spec_text[:-5].encode()),
@@ -56,28 +61,28 @@ def cases():
 
     # -- POST /jobs: wrong types and values ----------------------------------------------
     for name, spec, field in [
-        ("eta string", job_spec(job_id="bad-new", eta_knob="high"), "eta_knob"),
-        ("batch sizes strings", job_spec(job_id="bad-new", batch_sizes=["8", "16"]),
+        ("eta string", bspec(job_id="bad-new", eta_knob="high"), "eta_knob"),
+        ("batch sizes strings", bspec(job_id="bad-new", batch_sizes=["8", "16"]),
          "batch_sizes"),
-        ("batch sizes nested", job_spec(job_id="bad-new", batch_sizes=[[8], [16]]),
+        ("batch sizes nested", bspec(job_id="bad-new", batch_sizes=[[8], [16]]),
          "batch_sizes"),
-        ("batch sizes floats", job_spec(job_id="bad-new", batch_sizes=[8.5, 16]),
+        ("batch sizes floats", bspec(job_id="bad-new", batch_sizes=[8.5, 16]),
          "batch_sizes"),
-        ("batch sizes null", job_spec(job_id="bad-new", batch_sizes=None), "batch_sizes"),
-        ("gpus string", job_spec(job_id="bad-new", number_of_gpus="one"), "number_of_gpus"),
-        ("gpus negative", job_spec(job_id="bad-new", number_of_gpus=-1), "number_of_gpus"),
-        ("prefix null", job_spec(job_id="bad-new", job_id_prefix=None), "job_id_prefix"),
+        ("batch sizes null", bspec(job_id="bad-new", batch_sizes=None), "batch_sizes"),
+        ("gpus string", bspec(job_id="bad-new", number_of_gpus="one"), "number_of_gpus"),
+        ("gpus negative", bspec(job_id="bad-new", number_of_gpus=-1), "number_of_gpus"),
+        ("prefix null", bspec(job_id="bad-new", job_id_prefix=None), "job_id_prefix"),
         ("job id number", job_spec(job_id=5), "job_id"),
-        ("higher_is_better int", job_spec(job_id="bad-new", higher_is_better_metric=2),
+        ("higher_is_better int", bspec(job_id="bad-new", higher_is_better_metric=2),
          "higher_is_better_metric"),
-        ("target string", job_spec(job_id="bad-new", target_metric="0.5"), "target_metric"),
-        ("window float", job_spec(job_id="bad-new", window_size=1.5), "window_size"),
-        ("huge batch size", job_spec(job_id="bad-new", batch_sizes=[8, 16, 2 ** 70]),
-         "batch_sizes"),
-        ("missing prefix", without(job_spec(job_id="bad-new"), "job_id_prefix"),
+        ("target string", bspec(job_id="bad-new", target_metric="0.5"), "target_metric"),
+        ("window float", bspec(job_id="bad-new", window_size=1.5), "window_size"),
+        ("huge batch size", bspec(job_id="bad-new", batch_sizes=[8, 16, 2 ** 70]),
+         "too big"),
+        ("missing prefix", without(bspec(job_id="bad-new"), "job_id_prefix"),
          "job_id_prefix"),
-        ("missing max_power", without(job_spec(job_id="bad-new"), "max_power"), "max_power"),
-        ("conflicting id prefix", job_spec(job_id="bad-1x", job_id_prefix="zzz"), "job_id"),
+        ("missing max_power", without(bspec(job_id="bad-new"), "max_power"), "max_power"),
+        ("conflicting id prefix", bspec(job_id="bad-1x", job_id_prefix="zzz"), "job_id"),
     ]:
         add("jobs " + name, "POST", "/jobs", jb(spec), (422,), [field])
     add("jobs different config of existing job", "POST", "/jobs",
@@ -152,8 +157,8 @@ def cases():
     add("delete unknown job", "DELETE", "/jobs?job_id=bad-nosuch", None, (404,),
         ["bad-nosuch"])
     add("delete missing query", "DELETE", "/jobs", None, (422,), ["job_id"])
-    add("PUT jobs", "PUT", "/jobs", jb(job_spec(job_id="bad-new")), (405,), ["PUT"])
-    add("PATCH jobs", "PATCH", "/jobs", jb(job_spec(job_id="bad-new")), (405,), ["PATCH"])
+    add("PUT jobs", "PUT", "/jobs", jb(bspec(job_id="bad-new")), (405,), ["PUT"])
+    add("PATCH jobs", "PATCH", "/jobs", jb(bspec(job_id="bad-new")), (405,), ["PATCH"])
     add("DELETE report", "DELETE", "/report", None, (405,), ["DELETE"])
     add("unknown path", "GET", "/nope", None, (404,), ["/nope"])
     add("unknown nested path", "POST", "/jobs/batch_size/extra", b"{}", (404, 405),

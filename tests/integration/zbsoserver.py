@@ -180,8 +180,16 @@ class Server:
             hdrs["Content-Type"] = "application/json"
         conn = http.client.HTTPConnection(self.host, self.port, timeout=REQUEST_TIMEOUT_S)
         try:
-            conn.request(method, path, body=data, headers=hdrs)
-            resp = conn.getresponse()
+            try:
+                conn.request(method, path, body=data, headers=hdrs)
+                resp = conn.getresponse()
+            except (BrokenPipeError, ConnectionResetError):
+                # The server may answer (413) from the headers alone and close before the
+                # body is sent; like curl, read the answer it already wrote.
+                if conn.sock is None:
+                    raise
+                resp = http.client.HTTPResponse(conn.sock, method=method)
+                resp.begin()
             return Response(resp.status, resp.read(), dict(resp.getheaders()))
         finally:
             conn.close()
