@@ -893,12 +893,13 @@ static int prepare_db(sq_store *st, const store_options *opt, zbso_err *err)
                      " it is not a zbso database", st->path);
         goto out;
     }
-    if (version > SQ_LATEST) {
+    if (version > SQ_LATEST && !opt->any_schema) {
         rc = err_set(err, ZBSO_ESCHEMA, "database %s has schema version %d, newer than this"
                      " binary's %d; use a newer zbso", st->path, version, SQ_LATEST);
         goto out;
     }
-    if (version == SQ_LATEST)
+    /* zbso migrate opens at any version and then calls migrate (which refuses to go down). */
+    if (version == SQ_LATEST || opt->any_schema)
         goto out;
     if (version == 0 && !opt->create_if_empty && !opt->migrate) {
         rc = err_set(err, ZBSO_ESCHEMA, "database %s is empty (schema version 0, this binary's"

@@ -908,6 +908,29 @@ static void test_schema_versions(void **state)
     put(st, &j, NULL, 0, NULL, 0);
     store_close(st);
 
+    /* any_schema (zbso migrate) opens version 1 as it is; migrate then upgrades it */
+    make_db_at(b, 1);
+    assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
+    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 1);
+    assert_int_equal(b->migrate(st, 2, &err), 0);
+    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 2);
+    store_close(st);
+    /* ... and an empty database stays empty until migrate(0) creates the latest schema */
+    remove_db(g_path);
+    assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
+    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(b->migrate(st, 1, &err), 0);
+    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 1);
+    assert_int_equal(b->migrate(st, 0, &err), 0);
+    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 2);
+    put(st, &j, NULL, 0, NULL, 0);
+    store_close(st);
+
     /* a newer schema is refused */
     remove_db(g_path);
     sqlite3 *db = NULL;
@@ -918,6 +941,10 @@ static void test_schema_versions(void **state)
     assert_int_equal(store_open(g_url, &opt, &st, &err), ZBSO_ESCHEMA);
     assert_non_null(strstr(err.msg, "99"));
     assert_non_null(strstr(err.msg, "newer"));
+    assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
+    assert_int_equal(b->migrate(st, 0, &err), ZBSO_ESCHEMA);
+    assert_non_null(strstr(err.msg, "99"));
+    store_close(st);
 
     /* an empty database without create_if_empty is refused */
     remove_db(g_path);
