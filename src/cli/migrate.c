@@ -94,6 +94,7 @@ out:
     return rc;
 }
 
+/* Writes one statement of migration SQL to the FILE in ctx, ending it with a newline. */
 static void print_sql(void *ctx, const char *sql)
 {
     FILE *to = ctx;

@@ -178,8 +178,7 @@ int cli_serve(int argc, char **argv)
         .api_token = cfg.api_token[0] ? cfg.api_token : NULL,
     };
     if (http_server_start(&hcfg, st, &env, &srv, &err) < 0) {
-        fprintf(stderr, "zbso serve: cannot listen on %s:%d: %s\n", cfg.host, cfg.port,
-                err.msg);
+        fprintf(stderr, "zbso serve: %s\n", err.msg);
         goto out;
     }
     char host[CFG_HOST_MAX + 3];
