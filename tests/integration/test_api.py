@@ -2,6 +2,7 @@
 shapes, each validation rule, the report flow, trial ending, deletion, auth, SIGTERM."""
 
 import re
+import signal
 import unittest
 
 from zbsoserver import Server, ServerTestCase, job_spec
@@ -376,7 +377,6 @@ class SignalTest(unittest.TestCase):
         self.assertEqual(srv.terminate(), 0, srv.log_tail())
 
     def test_sigint_exits_0(self):
-        import signal
         srv = Server()
         self.addCleanup(srv.close)
         srv.start()
