@@ -105,7 +105,7 @@ static int as_int(const json_t *v, const char *field, int64_t *out, zbso_err *er
     return type_error(err, field, "an integer", v);
 }
 
-/* Reads an optional or required integer field; *present tells whether it was set. */
+/* Reads an integer field; absent leaves *out as it was (the default). */
 static int get_int(json_t *obj, const char *key, bool required, int64_t *out,
                    zbso_err *err)
 {
@@ -116,7 +116,8 @@ static int get_int(json_t *obj, const char *key, bool required, int64_t *out,
     return as_int(v, key, out, err);
 }
 
-/* Reads a finite number (integers accepted); nullable fields report *present. */
+/* Reads a finite number (integers accepted). With present, reports whether a value was
+ * given (false for absent or null); absent leaves *out as it was (the default). */
 static int get_double(json_t *obj, const char *key, bool required, bool nullable,
                       double *out, bool *present, zbso_err *err)
 {
@@ -132,6 +133,7 @@ static int get_double(json_t *obj, const char *key, bool required, bool nullable
     return 0;
 }
 
+/* Reads true/false only: 1, "true" and null are refused. */
 static int get_bool(json_t *obj, const char *key, bool required, bool *out, zbso_err *err)
 {
     json_t *v;
@@ -168,6 +170,8 @@ static int get_string(json_t *obj, const char *key, bool required, bool nullable
     return 0;
 }
 
+/* Reads the required list of integers, at most ZBSO_MAX_BATCH_SIZES of them; order,
+ * sign and duplicates are spec_validate's business. */
 static int get_batch_sizes(json_t *obj, zbso_job_spec *s, zbso_err *err)
 {
     json_t *v;
@@ -194,6 +198,7 @@ static int get_batch_sizes(json_t *obj, zbso_job_spec *s, zbso_err *err)
     return 0;
 }
 
+/* Reads mab_seed: null or absent (seed from the OS) or a non-negative integer. */
 static int get_mab_seed(json_t *obj, zbso_job_spec *s, zbso_err *err)
 {
     json_t *v;

@@ -40,6 +40,10 @@ static int query_job_id(struct MHD_Connection *c, http_reply *r)
     return 0;
 }
 
+/* Handlers: each fills r (status, body, job id for the log); failures become error
+ * replies through the status table. */
+
+/* POST /jobs: 201 for a new job, 200 for an identical re-registration. */
 static void jobs_post(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
                       size_t len, http_reply *r)
 {
@@ -132,6 +136,7 @@ static void healthz_get(const http_ctx *ctx, struct MHD_Connection *c, const cha
     http_reply_static(r, 200, "{\"status\":\"ok\"}");
 }
 
+/* Every route; a path listed twice serves two methods and shares one Allow value. */
 static const http_route routes[] = {
     {"POST", "/jobs", "POST, DELETE", true, false, jobs_post},
     {"DELETE", "/jobs", "POST, DELETE", false, false, jobs_delete},

@@ -127,26 +127,23 @@ static void request_begin(const http_server *srv, struct MHD_Connection *c, cons
 {
     http_reply *r = &rs->reply;
     const char *allow = NULL;
-    int rc;
+    int rc = 0;
     rs->route = http_route_find(method, url, &allow);
     if (!rs->route && allow) {
-        err_set(&r->err, ZBSO_EMETHOD, "method %.16s is not allowed on %.200s (allowed: %s)",
-                method, url, allow);
+        rc = err_set(&r->err, ZBSO_EMETHOD,
+                     "method %.16s is not allowed on %.200s (allowed: %s)", method, url, allow);
         r->allow = allow;
-        rc = ZBSO_EMETHOD;
     } else if (!rs->route) {
-        err_set(&r->err, ZBSO_ENOTFOUND, "no such path: %.200s", url);
-        rc = ZBSO_ENOTFOUND;
-    } else if (srv->token && !rs->route->public_route &&
-               (rc = check_auth(srv, c, &r->err)) < 0) {
-        ;
-    } else if (rs->route->has_body && (rc = check_content_type(c, &r->err)) < 0) {
-        ;
-    } else {
-        return;
+        rc = err_set(&r->err, ZBSO_ENOTFOUND, "no such path: %.200s", url);
+    } else if (srv->token && !rs->route->public_route) {
+        rc = check_auth(srv, c, &r->err);
     }
-    http_reply_error(r, rc);
-    rs->decided = true;
+    if (rc == 0 && rs->route->has_body)
+        rc = check_content_type(c, &r->err);
+    if (rc < 0) {
+        http_reply_error(r, rc);
+        rs->decided = true;
+    }
 }
 
 /* The declared body length, or 0 when none was declared (chunked or no body). */
@@ -157,6 +154,7 @@ static size_t content_length(struct MHD_Connection *c)
     return v ? (size_t)strtoull(v, NULL, 10) : 0;
 }
 
+/* Settles a 413 naming the declared length when there was one. */
 static void reply_too_big(const http_server *srv, req_state *rs, size_t declared)
 {
     http_reply *r = &rs->reply;
@@ -202,6 +200,8 @@ static void body_append(const http_server *srv, req_state *rs, const char *data,
     rs->len += n;
 }
 
+/* The request log: one INFO line per request (skipped, formatting included, above INFO)
+ * and an ERROR line with the message for every 5xx. */
 static void log_request(const char *method, const char *url, const req_state *rs)
 {
     const http_reply *r = &rs->reply;
@@ -287,6 +287,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return queue_reply(c, method, url, rs);
 }
 
+/* MHD_OPTION_NOTIFY_COMPLETED: frees what the request still owns, whatever its end. */
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
