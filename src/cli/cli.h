@@ -12,4 +12,7 @@ int cli_serve(int argc, char **argv);
 /* `zbso migrate`: applies the schema, or prints its SQL with --sql. */
 int cli_migrate(int argc, char **argv);
 
+/* `zbso simulate`: trace-driven simulation of recurring jobs (src/sim). */
+int cli_simulate(int argc, char **argv);
+
 #endif

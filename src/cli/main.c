@@ -12,6 +12,7 @@ static const struct {
 } commands[] = {
     {"serve", cli_serve, "run the batch size optimizer server (HTTP/JSON)"},
     {"migrate", cli_migrate, "create or upgrade the database schema, or print its SQL"},
+    {"simulate", cli_simulate, "simulate recurring jobs on the Zeus traces against the optimizer"},
 };
 
 static void usage(FILE *to)

@@ -1,0 +1,348 @@
+/* simulate.c: the recurrence driver of the simulator: one (workload, seed) simulation
+ * drives the real optimizer through service.h on its own memory:// store with a fake
+ * clock, and a sweep runs many of them on threads. Writes no files (output.c does). */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/optimizer.h"
+#include "core/spec.h"
+#include "service/service.h"
+#include "sim/sim.h"
+
+/* The simulated environment: a clock that advances by each run's time, and an entropy
+ * source that is never needed (the job has a seed and an id) but deterministic anyway. */
+typedef struct sim_env_ctx {
+    double now;
+    uint64_t entropy_state;
+} sim_env_ctx;
+
+static double env_now(void *ctx)
+{
+    return ((sim_env_ctx *)ctx)->now;
+}
+
+static int env_entropy(void *ctx, uint32_t *words, size_t n)
+{
+    sim_env_ctx *c = ctx;
+    for (size_t i = 0; i < n; i++) {
+        /* splitmix64 */
+        uint64_t z = (c->entropy_state += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        words[i] = (uint32_t)(z ^ (z >> 31));
+    }
+    return 0;
+}
+
+int64_t sim_recurrences(const sim_workload *w, const sim_options *o)
+{
+    if (o->recurrences > 0)
+        return o->recurrences;
+    return 2 * (int64_t)w->n_bs * (int64_t)w->n_pl_all;
+}
+
+/* Appends a row to r (growing to at most SIM_MAX_RECURRENCES * SIM_MAX_TRIES rows).
+ * Returns 0 or ZBSO_ENOMEM. */
+static int add_row(sim_result *r, const sim_row *row, zbso_err *err)
+{
+    if (r->n_rows == r->cap_rows) {
+        size_t cap = r->cap_rows ? r->cap_rows * 2 : 64;
+        if (cap > (size_t)SIM_MAX_RECURRENCES * SIM_MAX_TRIES)
+            cap = (size_t)SIM_MAX_RECURRENCES * SIM_MAX_TRIES;
+        if (cap <= r->n_rows)
+            return err_set(err, ZBSO_EINTERNAL, "more than %zu simulated runs", r->n_rows);
+        sim_row *p = realloc(r->rows, cap * sizeof *p);
+        if (p == NULL)
+            return err_set(err, ZBSO_ENOMEM, "out of memory recording simulated runs");
+        r->rows = p;
+        r->cap_rows = cap;
+    }
+    r->rows[r->n_rows++] = *row;
+    return 0;
+}
+
+/* Fills the job spec the simulated job registers with. */
+static int make_spec(const sim_workload *w, const sim_options *o, uint64_t seed,
+                     zbso_job_spec *spec, zbso_err *err)
+{
+    spec_defaults(spec);
+    snprintf(spec->job_id_prefix, sizeof spec->job_id_prefix, "sim");
+    snprintf(spec->job_id, sizeof spec->job_id, "sim-%s-%s-%llu", w->preset.name, w->gpu,
+             (unsigned long long)seed);
+    for (size_t i = 0; i < w->n_bs; i++)
+        spec->batch_sizes[i] = w->bs[i].batch_size;
+    spec->n_batch_sizes = w->n_bs;
+    spec->default_batch_size = w->default_batch_size;
+    spec->eta_knob = o->eta;
+    spec->has_beta_knob = o->has_beta;
+    spec->beta_knob = o->has_beta ? o->beta : 2.0;
+    spec->target_metric = w->preset.target_metric;
+    spec->higher_is_better_metric = w->preset.higher_is_better;
+    spec->max_epochs = w->preset.max_epochs;
+    spec->has_mab_seed = true;
+    spec->mab_seed = seed;
+    spec->max_power = w->max_power_w;
+    spec->number_of_gpus = 1;
+    snprintf(spec->gpu_model, sizeof spec->gpu_model, "%s", w->gpu);
+    return spec_validate(spec, err);
+}
+
+int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
+                 sim_result *out, zbso_err *err)
+{
+    store *st = NULL;
+    store_options sopt = {.create_if_empty = true};
+    sim_env_ctx ectx = {1.7e9, seed};
+    svc_env env = {env_now, env_entropy, &ectx, 0};
+    zbso_job_spec spec, stored;
+    bool created = false;
+    bool profiled[ZBSO_MAX_BATCH_SIZES] = {false};
+    size_t jit_pl[ZBSO_MAX_BATCH_SIZES] = {0};
+    bool has_min_cost = false;
+    double min_cost = 0;
+    zbso_rng paths;
+    int rc = 0;
+
+    memset(out, 0, sizeof *out);
+    out->seed = seed;
+    out->n_recurrences = sim_recurrences(w, o);
+    out->rec_cost = calloc((size_t)out->n_recurrences, sizeof *out->rec_cost);
+    if (out->rec_cost == NULL) {
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory simulating %s", w->preset.name);
+        goto out;
+    }
+    /* A stream of its own: the seed's integer plus a constant above 2^64, so path
+     * sampling never replays the optimizer's default_rng(seed) draws. */
+    uint32_t words[3] = {(uint32_t)seed, (uint32_t)(seed >> 32), 0x73696d31u};
+    rng_seed_words(&paths, words, 3);
+
+    if ((rc = make_spec(w, o, seed, &spec, err)) < 0 ||
+        (rc = store_open("memory://", &sopt, &st, err)) < 0 ||
+        (rc = svc_register_job(st, &env, &spec, &stored, &created, err)) < 0)
+        goto out;
+
+    const double hib_away = w->preset.higher_is_better ? -INFINITY : INFINITY;
+    for (int64_t rec = 1; rec <= out->n_recurrences; rec++) {
+        bool done = false;
+        for (int64_t try_no = 1; try_no <= SIM_MAX_TRIES && !done; try_no++) {
+            zbso_trial_id tid;
+            if ((rc = svc_next_batch_size(st, &env, spec.job_id, &tid, err)) < 0)
+                goto out;
+            const sim_bs *b = sim_workload_bs(w, tid.batch_size);
+            if (b == NULL) {
+                rc = err_set(err, ZBSO_EINTERNAL, "the optimizer chose batch size %lld, "
+                             "which workload %s does not have", (long long)tid.batch_size,
+                             w->preset.name);
+                goto out;
+            }
+            size_t bi = (size_t)(b - w->bs);
+            bool profile = false;
+            size_t pl;
+            if (!o->jit) {
+                pl = sim_max_pl(b);
+            } else if (profiled[bi]) {
+                pl = jit_pl[bi];
+            } else {
+                profile = true;
+                pl = sim_jit_pick(b, o->eta, w->max_power_w);
+            }
+            int64_t target_epoch =
+                w->path_epochs[b->path_off + rng_next_u64(&paths) % b->n_paths];
+            double cost_ub = o->has_beta && has_min_cost ? o->beta * min_cost : INFINITY;
+            sim_run run;
+            sim_run_compute(w, b, pl, target_epoch, profile, o->eta, cost_ub, &run);
+            if (run.epochs == 0) {
+                /* Not even one epoch fits under the bound: the run never starts. */
+                out->n_unrun++;
+                if ((rc = svc_end_trial(st, &env, &tid, err)) < 0)
+                    goto out;
+                continue;
+            }
+            if (profile) {
+                profiled[bi] = true;
+                jit_pl[bi] = pl;
+            }
+            /* One report at the run's last epoch. A run that stopped without reaching
+             * the target says current_epoch = max_epochs: its training is over, and that
+             * is how a report ends a trial that stayed under the cost bound. */
+            zbso_training_result res = {.trial = tid,
+                                        .time = run.time_s,
+                                        .energy = run.energy_j,
+                                        .metric = run.reached
+                                                      ? w->preset.target_metric
+                                                      : nextafter(w->preset.target_metric,
+                                                                  hib_away),
+                                        .current_epoch =
+                                            run.reached ? run.epochs : w->preset.max_epochs};
+            zbso_report_response resp;
+            if ((rc = svc_report(st, &env, &res, &resp, err)) < 0)
+                goto out;
+            if (!resp.stop_train) {
+                rc = err_set(err, ZBSO_EINTERNAL, "the optimizer did not end trial %lld: %s",
+                             (long long)tid.trial_number, resp.message);
+                goto out;
+            }
+            ectx.now += run.time_s;
+            if (resp.converged && (!has_min_cost || run.cost < min_cost)) {
+                has_min_cost = true;
+                min_cost = run.cost;
+            }
+            sim_row row = {rec, try_no, b->batch_size, b->pl_w[pl], run.energy_j,
+                           run.time_s, run.cost, resp.converged};
+            if ((rc = add_row(out, &row, err)) < 0)
+                goto out;
+            out->rec_cost[rec - 1] += run.cost;
+            out->energy_j += run.energy_j;
+            out->time_s += run.time_s;
+            out->cost += run.cost;
+            done = resp.converged;
+            if (!done && rec == 1) {
+                rc = err_set(err, ZBSO_ENOCONV,
+                             "workload %s on %s, seed %llu: the default batch size %lld did "
+                             "not reach the target %g in the first recurrence (%s)",
+                             w->preset.name, w->gpu, (unsigned long long)seed,
+                             (long long)b->batch_size, w->preset.target_metric,
+                             resp.message);
+                goto out;
+            }
+        }
+        if (!done) {
+            rc = err_set(err, ZBSO_ENOCONV,
+                         "workload %s on %s, seed %llu: recurrence %lld did not reach the "
+                         "target in %d tries", w->preset.name, w->gpu,
+                         (unsigned long long)seed, (long long)rec, SIM_MAX_TRIES);
+            goto out;
+        }
+    }
+out:
+    /* Every failure names the simulation it happened in. */
+    if (rc < 0 && err != NULL && strncmp(err->msg, "workload ", 9) != 0) {
+        char msg[ZBSO_ERR_MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        err_set(err, rc, "workload %s on %s, seed %llu: %.400s", w->preset.name, w->gpu,
+                (unsigned long long)seed, msg);
+    }
+    if (st != NULL)
+        store_close(st);
+    if (rc < 0)
+        sim_result_free(out);
+    return rc;
+}
+
+void sim_result_free(sim_result *r)
+{
+    if (r == NULL)
+        return;
+    free(r->rows);
+    free(r->rec_cost);
+    r->rows = NULL;
+    r->rec_cost = NULL;
+    r->n_rows = r->cap_rows = 0;
+}
+
+/* ---- sweep ---- */
+
+typedef struct sweep {
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    sim_workload *const *ws;
+    size_t n_seeds, total, next, done;
+    uint64_t seed_lo;
+    const sim_options *o;
+    sim_result *results;
+    int rc;
+    zbso_err err;
+} sweep;
+
+static void *sweep_worker(void *arg)
+{
+    sweep *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        if (s->next >= s->total || s->rc < 0) {
+            pthread_mutex_unlock(&s->mu);
+            break;
+        }
+        size_t i = s->next++;
+        pthread_mutex_unlock(&s->mu);
+
+        zbso_err err;
+        err_clear(&err);
+        int rc = sim_simulate(s->ws[i / s->n_seeds], s->o, s->seed_lo + i % s->n_seeds,
+                              &s->results[i], &err);
+        pthread_mutex_lock(&s->mu);
+        s->done++;
+        if (rc < 0 && s->rc == 0) {
+            s->rc = rc;
+            s->err = err;
+        }
+        pthread_cond_signal(&s->cond);
+        pthread_mutex_unlock(&s->mu);
+    }
+    return NULL;
+}
+
+int sim_sweep(sim_workload *const *ws, size_t n_ws, uint64_t seed_lo, uint64_t seed_hi,
+              const sim_options *o, int n_threads, sim_result *results,
+              void (*progress)(void *ctx, size_t done, size_t total), void *progress_ctx,
+              zbso_err *err)
+{
+    sweep s = {.ws = ws, .n_seeds = (size_t)(seed_hi - seed_lo + 1), .seed_lo = seed_lo,
+               .o = o, .results = results};
+    pthread_t threads[256];
+    int n_started = 0;
+    s.total = n_ws * s.n_seeds;
+    memset(results, 0, s.total * sizeof *results);
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_cond_init(&s.cond, NULL);
+    if (n_threads < 1)
+        n_threads = 1;
+    if ((size_t)n_threads > s.total)
+        n_threads = (int)s.total;
+    if (n_threads > (int)(sizeof threads / sizeof threads[0]))
+        n_threads = (int)(sizeof threads / sizeof threads[0]);
+    for (int t = 0; t < n_threads; t++) {
+        if (pthread_create(&threads[t], NULL, sweep_worker, &s) != 0)
+            break;
+        n_started++;
+    }
+    if (n_started == 0) {
+        sweep_worker(&s);
+    } else {
+        pthread_mutex_lock(&s.mu);
+        while (s.done < s.total && !(s.rc < 0 && s.done == s.next)) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 250000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&s.cond, &s.mu, &until);
+            if (progress != NULL) {
+                size_t done = s.done;
+                pthread_mutex_unlock(&s.mu);
+                progress(progress_ctx, done, s.total);
+                pthread_mutex_lock(&s.mu);
+            }
+        }
+        pthread_mutex_unlock(&s.mu);
+        for (int t = 0; t < n_started; t++)
+            pthread_join(threads[t], NULL);
+    }
+    if (progress != NULL && s.rc == 0)
+        progress(progress_ctx, s.done, s.total);
+    pthread_cond_destroy(&s.cond);
+    pthread_mutex_destroy(&s.mu);
+    if (s.rc < 0) {
+        for (size_t i = 0; i < s.total; i++)
+            sim_result_free(&results[i]);
+        if (err != NULL)
+            *err = s.err;
+    }
+    return s.rc;
+}
