@@ -1,0 +1,400 @@
+/* monitor.c: the zbso_monitor_* API: choosing the GPUs (CUDA_VISIBLE_DEVICES, one model
+ * only), named measurement windows, and turning edge readings into energies. Never
+ * changes a GPU setting; never returns a number an NVML failure could have spoiled. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "monitor/monitorInt.h"
+
+#define DEFAULT_NVML_LIBRARY "libnvidia-ml.so.1"
+
+/* Parses CUDA_VISIBLE_DEVICES (a comma list of NVML indices) into visible[0..*n_visible),
+ * checking each against the n_nvml GPUs NVML sees. Unset means all of them. Returns 0 or
+ * ZBSO_ECONFIG naming the entry: not an integer (UUIDs are not supported), out of range,
+ * listed twice, or too many. */
+static int visible_devices(unsigned n_nvml, unsigned *visible, unsigned *n_visible,
+                           zbso_err *err)
+{
+    const char *env = getenv("CUDA_VISIBLE_DEVICES");
+    char buf[1024];
+
+    *n_visible = 0;
+    if (env == NULL) {
+        if (n_nvml > ZBSO_MAX_GPUS)
+            return err_set(err, ZBSO_ECONFIG,
+                           "NVML sees %u GPUs; at most %d can be monitored, choose them "
+                           "with CUDA_VISIBLE_DEVICES or GPU indices",
+                           n_nvml, ZBSO_MAX_GPUS);
+        for (unsigned i = 0; i < n_nvml; i++)
+            visible[(*n_visible)++] = i;
+        return 0;
+    }
+    if (strlen(env) >= sizeof buf)
+        return err_set(err, ZBSO_ECONFIG, "CUDA_VISIBLE_DEVICES is %zu bytes long (max %zu)",
+                       strlen(env), sizeof buf - 1);
+    memcpy(buf, env, strlen(env) + 1);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        char *end = tok + strlen(tok);
+        while (end > tok && end[-1] == ' ')
+            *--end = '\0';
+        if (*tok == '\0')
+            continue;
+        char *stop = NULL;
+        errno = 0;
+        long v = strtol(tok, &stop, 10);
+        if (*stop != '\0' || errno != 0 || v < 0)
+            return err_set(err, ZBSO_ECONFIG,
+                           "CUDA_VISIBLE_DEVICES entry '%s' is not a GPU index (the monitor "
+                           "maps only integer NVML indices, not UUIDs)",
+                           tok);
+        if ((unsigned long)v >= n_nvml)
+            return err_set(err, ZBSO_ECONFIG,
+                           "CUDA_VISIBLE_DEVICES lists GPU %ld, but NVML sees %u GPU(s) "
+                           "(indices 0..%d)",
+                           v, n_nvml, (int)n_nvml - 1);
+        for (unsigned k = 0; k < *n_visible; k++)
+            if (visible[k] == (unsigned)v)
+                return err_set(err, ZBSO_ECONFIG, "CUDA_VISIBLE_DEVICES lists GPU %ld twice",
+                               v);
+        if (*n_visible == ZBSO_MAX_GPUS)
+            return err_set(err, ZBSO_ECONFIG,
+                           "CUDA_VISIBLE_DEVICES lists more than %d GPUs", ZBSO_MAX_GPUS);
+        visible[(*n_visible)++] = (unsigned)v;
+    }
+    return 0;
+}
+
+/* Fills mon->gpus[].cuda_index/nvml_index from the caller's CUDA indices (all visible
+ * GPUs when n_gpus is 0). Returns 0 or ZBSO_ECONFIG: no GPU, an index out of range or
+ * repeated, too many. */
+static int choose_gpus(zbso_monitor *mon, const int *gpu_indices, size_t n_gpus,
+                       zbso_err *err)
+{
+    unsigned visible[ZBSO_MAX_GPUS];
+    unsigned n_visible = 0;
+    unsigned n_nvml = 0;
+
+    nvmlReturn_t nrc = mon->nvml.device_get_count(&n_nvml);
+    if (nrc != NVML_SUCCESS)
+        return err_set(err, ZBSO_ECONFIG, "nvmlDeviceGetCount failed: %s (NVML error %d)",
+                       nvml_lib_strerror(&mon->nvml, nrc), nrc);
+    int rc = visible_devices(n_nvml, visible, &n_visible, err);
+    if (rc < 0)
+        return rc;
+    if (n_visible == 0) {
+        const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+        return err_set(err, ZBSO_ECONFIG,
+                       "no GPUs to monitor: NVML sees %u GPU(s)%s%s%s", n_nvml,
+                       cvd ? " and CUDA_VISIBLE_DEVICES is '" : "", cvd ? cvd : "",
+                       cvd ? "'" : "");
+    }
+    if (n_gpus == 0) {
+        for (unsigned i = 0; i < n_visible; i++) {
+            mon->gpus[i].cuda_index = (int)i;
+            mon->gpus[i].nvml_index = visible[i];
+        }
+        mon->n_gpus = n_visible;
+        return 0;
+    }
+    if (n_gpus > ZBSO_MAX_GPUS)
+        return err_set(err, ZBSO_ECONFIG, "%zu GPU indices given; at most %d", n_gpus,
+                       ZBSO_MAX_GPUS);
+    for (size_t i = 0; i < n_gpus; i++) {
+        int idx = gpu_indices[i];
+        if (idx < 0 || (unsigned)idx >= n_visible)
+            return err_set(err, ZBSO_ECONFIG,
+                           "GPU index %d is out of range: %u GPU(s) visible (0..%u)%s", idx,
+                           n_visible, n_visible - 1,
+                           getenv("CUDA_VISIBLE_DEVICES") ? " under CUDA_VISIBLE_DEVICES"
+                                                          : "");
+        for (size_t k = 0; k < i; k++)
+            if (gpu_indices[k] == idx)
+                return err_set(err, ZBSO_ECONFIG, "GPU index %d is given twice", idx);
+        mon->gpus[i].cuda_index = idx;
+        mon->gpus[i].nvml_index = visible[idx];
+    }
+    mon->n_gpus = (unsigned)n_gpus;
+    return 0;
+}
+
+/* Opens each chosen GPU: handle, model (all must match), whether it has an energy
+ * counter, and the first GPU's maximum power limit. Returns 0, ZBSO_ECONFIG naming the two
+ * models that differ, or ZBSO_ERUNTIME naming the GPU and NVML's error. */
+static int open_gpus(zbso_monitor *mon, zbso_err *err)
+{
+    const nvml_lib *nv = &mon->nvml;
+    char name[NVML_NAME_MAX];
+
+    for (unsigned i = 0; i < mon->n_gpus; i++) {
+        mon_gpu *g = &mon->gpus[i];
+        nvmlReturn_t nrc = nv->device_get_handle_by_index(g->nvml_index, &g->dev);
+        const char *what = "nvmlDeviceGetHandleByIndex";
+        if (nrc == NVML_SUCCESS) {
+            what = "nvmlDeviceGetName";
+            memset(name, 0, sizeof name);
+            nrc = nv->device_get_name(g->dev, name, sizeof name);
+            name[sizeof name - 1] = '\0';
+        }
+        if (nrc != NVML_SUCCESS)
+            return err_set(err, ZBSO_ERUNTIME, "GPU %d (NVML index %u): %s failed: %s (NVML error %d)",
+                           g->cuda_index, g->nvml_index, what, nvml_lib_strerror(nv, nrc),
+                           nrc);
+        if (i == 0)
+            memcpy(mon->model, name, sizeof name);
+        else if (strcmp(mon->model, name) != 0)
+            return err_set(err, ZBSO_ECONFIG,
+                           "the GPUs are of different models: GPU %d is '%s' and GPU %d is "
+                           "'%s'; monitor GPUs of one model (choose GPU indices or set "
+                           "CUDA_VISIBLE_DEVICES)",
+                           mon->gpus[0].cuda_index, mon->model, g->cuda_index, name);
+
+        unsigned long long mj = 0;
+        nrc = nv->device_get_total_energy_consumption(g->dev, &mj);
+        if (nrc == NVML_SUCCESS) {
+            g->has_counter = true;
+        } else if (nrc == NVML_ERROR_NOT_SUPPORTED) {
+            g->has_counter = false;
+            mon->n_sampled++;
+        } else {
+            return err_set(err, ZBSO_ERUNTIME,
+                           "GPU %d (NVML index %u): reading the energy counter failed: %s "
+                           "(NVML error %d)",
+                           g->cuda_index, g->nvml_index, nvml_lib_strerror(nv, nrc), nrc);
+        }
+    }
+
+    unsigned min_mw = 0, max_mw = 0;
+    mon_gpu *g0 = &mon->gpus[0];
+    nvmlReturn_t nrc = nv->device_get_power_management_limit_constraints(g0->dev, &min_mw,
+                                                                         &max_mw);
+    if (nrc == NVML_SUCCESS)
+        mon->max_limit_mw = max_mw;
+    else if (nrc == NVML_ERROR_NOT_SUPPORTED)
+        mon->max_limit_mw = 0;
+    else
+        return err_set(err, ZBSO_ERUNTIME,
+                       "GPU %d (NVML index %u): reading the power limit range failed: %s "
+                       "(NVML error %d)",
+                       g0->cuda_index, g0->nvml_index, nvml_lib_strerror(nv, nrc), nrc);
+    return 0;
+}
+
+int zbso_monitor_new(const int *gpu_indices, size_t n_gpus, zbso_monitor **out,
+                     char *errbuf, size_t errbuf_len)
+{
+    zbso_err err;
+    zbso_monitor *mon = NULL;
+    int rc;
+
+    err_clear(&err);
+    if (out)
+        *out = NULL;
+    if (out == NULL || (n_gpus > 0 && gpu_indices == NULL)) {
+        rc = err_set(&err, ZBSO_EINVAL, "zbso_monitor_new: %s is NULL",
+                     out == NULL ? "out" : "gpu_indices");
+        goto out;
+    }
+    mon = calloc(1, sizeof *mon);
+    if (mon == NULL) {
+        rc = err_set(&err, ZBSO_ENOMEM, "out of memory allocating a monitor (%zu bytes)",
+                     sizeof *mon);
+        goto out;
+    }
+    const char *path = getenv("ZBSO_NVML_LIBRARY");
+    if (path == NULL || path[0] == '\0')
+        path = DEFAULT_NVML_LIBRARY;
+    rc = nvml_lib_open(path, &mon->nvml, &err);
+    if (rc < 0)
+        goto out;
+    rc = choose_gpus(mon, gpu_indices, n_gpus, &err);
+    if (rc < 0)
+        goto out;
+    rc = open_gpus(mon, &err);
+    if (rc < 0)
+        goto out;
+    rc = mon_edge_pool_start(mon, &err);
+    if (rc < 0)
+        goto out;
+    rc = mon_sampler_start(mon, &err);
+    if (rc < 0)
+        goto out;
+    *out = mon;
+    mon = NULL;
+out:
+    zbso_monitor_free(mon);
+    if (errbuf && errbuf_len > 0)
+        snprintf(errbuf, errbuf_len, "%s", rc < 0 ? err.msg : "");
+    return rc;
+}
+
+void zbso_monitor_free(zbso_monitor *mon)
+{
+    if (mon == NULL)
+        return;
+    mon_sampler_stop(&mon->sampler);
+    mon_edge_pool_stop(&mon->pool);
+    nvml_lib_close(&mon->nvml);
+    free(mon);
+}
+
+const char *zbso_monitor_errmsg(const zbso_monitor *mon)
+{
+    return mon ? mon->errmsg : "no monitor (NULL handle)";
+}
+
+/* Records err's message as mon's last error and returns its code. */
+static int fail(zbso_monitor *mon, const zbso_err *err)
+{
+    snprintf(mon->errmsg, sizeof mon->errmsg, "%s", err->msg);
+    return err->code;
+}
+
+/* Checks a window name: non-NULL, 1..MON_NAME_MAX-1 bytes. Returns 0 or ZBSO_EINVAL. */
+static int check_name(const char *name, zbso_err *err)
+{
+    if (name == NULL)
+        return err_set(err, ZBSO_EINVAL, "the window name is NULL");
+    size_t len = strlen(name);
+    if (len == 0 || len >= MON_NAME_MAX)
+        return err_set(err, ZBSO_EINVAL, "window name '%.40s%s' is %zu bytes; 1 to %d allowed",
+                       name, len > 40 ? "..." : "", len, MON_NAME_MAX - 1);
+    return 0;
+}
+
+/* The open window called name, or NULL. */
+static mon_window *find_window(zbso_monitor *mon, const char *name)
+{
+    for (unsigned i = 0; i < MON_WINDOWS_MAX; i++)
+        if (mon->windows[i].open && strcmp(mon->windows[i].name, name) == 0)
+            return &mon->windows[i];
+    return NULL;
+}
+
+int zbso_monitor_begin_window(zbso_monitor *mon, const char *name)
+{
+    zbso_err err;
+    mon_window *w = NULL;
+
+    if (mon == NULL)
+        return ZBSO_EINVAL;
+    err_clear(&err);
+    mon->errmsg[0] = '\0';
+    if (check_name(name, &err) < 0)
+        return fail(mon, &err);
+    if (find_window(mon, name)) {
+        err_set(&err, ZBSO_EBADOP, "a window named '%s' is already open", name);
+        return fail(mon, &err);
+    }
+    for (unsigned i = 0; i < MON_WINDOWS_MAX && w == NULL; i++)
+        if (!mon->windows[i].open)
+            w = &mon->windows[i];
+    if (w == NULL) {
+        err_set(&err, ZBSO_EBADOP, "cannot open window '%s': %d windows are open already",
+                name, MON_WINDOWS_MAX);
+        return fail(mon, &err);
+    }
+
+    double now_s = mon_now_s();
+    mon_edge_read(mon, now_s);
+    for (unsigned i = 0; i < mon->n_gpus; i++) {
+        const mon_reading *r = &mon->gpus[i].edge;
+        if (r->rc < 0) {
+            err_set(&err, ZBSO_ERUNTIME, "cannot begin window '%s': %s", name, r->msg);
+            return fail(mon, &err);
+        }
+        w->begin[i].counter_mj = r->counter_mj;
+        w->begin[i].sampled_j = r->sampled_j;
+        w->begin[i].fail_seq = r->fail_seq;
+    }
+    w->open = true;
+    w->begin_s = now_s;
+    snprintf(w->name, sizeof w->name, "%s", name);
+    return 0;
+}
+
+/* One GPU's energy over window w from its end reading r. Returns 0 with *j, or
+ * ZBSO_ERUNTIME in err naming the window, the GPU and what went wrong. */
+static int gpu_energy(const mon_window *w, unsigned i, const mon_gpu *g, const mon_reading *r,
+                      double *j, zbso_err *err)
+{
+    const mon_mark *b = &w->begin[i];
+    if (r->rc < 0)
+        return err_set(err, ZBSO_ERUNTIME, "window '%s': %s", w->name, r->msg);
+    if (g->has_counter) {
+        if (r->counter_mj < b->counter_mj)
+            return err_set(err, ZBSO_ERUNTIME,
+                           "window '%s': GPU %d (NVML index %u): the energy counter went "
+                           "backwards from %llu mJ to %llu mJ (driver reloaded?)",
+                           w->name, g->cuda_index, g->nvml_index, b->counter_mj,
+                           r->counter_mj);
+        *j = (double)(r->counter_mj - b->counter_mj) / 1000.0;
+        return 0;
+    }
+    if (r->fail_seq != b->fail_seq)
+        return err_set(err, ZBSO_ERUNTIME,
+                       "window '%s': power sampling failed %lu time(s) during the window; "
+                       "last: %s",
+                       w->name, r->fail_seq - b->fail_seq, r->msg);
+    *j = r->sampled_j - b->sampled_j;
+    if (*j < 0.0)
+        *j = 0.0;
+    return 0;
+}
+
+int zbso_monitor_end_window(zbso_monitor *mon, const char *name, zbso_measurement *out)
+{
+    zbso_err err;
+    zbso_measurement m;
+    int rc = 0;
+
+    if (mon == NULL)
+        return ZBSO_EINVAL;
+    err_clear(&err);
+    mon->errmsg[0] = '\0';
+    if (check_name(name, &err) < 0)
+        return fail(mon, &err);
+    mon_window *w = find_window(mon, name);
+    if (w == NULL) {
+        err_set(&err, ZBSO_EBADOP, "no window named '%s' is open", name);
+        return fail(mon, &err);
+    }
+
+    double now_s = mon_now_s();
+    mon_edge_read(mon, now_s);
+    memset(&m, 0, sizeof m);
+    m.time_s = now_s - w->begin_s;
+    m.n_gpus = mon->n_gpus;
+    for (unsigned i = 0; i < mon->n_gpus && rc == 0; i++) {
+        rc = gpu_energy(w, i, &mon->gpus[i], &mon->gpus[i].edge, &m.gpu_energy_j[i], &err);
+        m.gpu_indices[i] = mon->gpus[i].cuda_index;
+        m.total_energy_j += m.gpu_energy_j[i];
+    }
+    /* The window is closed even when its measurement failed: the number is lost, and the
+     * caller can open a window of the same name again. */
+    w->open = false;
+    if (rc < 0)
+        return fail(mon, &err);
+    if (out)
+        *out = m;
+    return 0;
+}
+
+unsigned zbso_monitor_gpu_count(const zbso_monitor *mon)
+{
+    return mon ? mon->n_gpus : 0;
+}
+
+const char *zbso_monitor_gpu_model(const zbso_monitor *mon)
+{
+    return mon ? mon->model : "";
+}
+
+unsigned zbso_monitor_max_power_limit_mw(const zbso_monitor *mon)
+{
+    return mon ? mon->max_limit_mw : 0;
+}

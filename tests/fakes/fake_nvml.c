@@ -1,0 +1,319 @@
+/* fake_nvml.c: a stand-in for libnvidia-ml.so.1 that tests load through
+ * ZBSO_NVML_LIBRARY. Exports only the NVML functions the monitor uses; never touches a GPU.
+ *
+ * Scripted by environment variables, read when nvmlInit_v2 starts the library (reference
+ * count 0 -> 1; each nvmlShutdown pairs with one init):
+ *   FAKE_NVML_INIT_FAIL=1          nvmlInit_v2 fails with "Driver Not Loaded" (9)
+ *   FAKE_NVML_GPUS=N               number of GPUs, 0..64 (default 1)
+ *   FAKE_NVML_MODELS=A,B,...       model name per GPU; the last one repeats (default
+ *                                  "NVIDIA H200")
+ *   FAKE_NVML_POWER_MW=P,...       constant power per GPU in mW; the last repeats (300000)
+ *   FAKE_NVML_NO_ENERGY=i,j,...    GPUs whose energy counter is NOT_SUPPORTED (3)
+ *   FAKE_NVML_ENERGY_DELAY_MS=D    each energy-counter call sleeps D ms (default 0)
+ *   FAKE_NVML_MAX_LIMIT_MW=M       max power limit (700000); FAKE_NVML_MIN_LIMIT_MW (100000)
+ *   FAKE_NVML_FAIL_AFTER=energy:K,power:K
+ *                                  after K successful calls of that kind (all GPUs
+ *                                  together), every later one fails with "GPU is lost" (15)
+ *   FAKE_NVML_CONTROL=PATH         a file re-read on every energy and power call. Tokens
+ *                                  separated by spaces, commas or newlines: "energy" or
+ *                                  "power" make that call fail on every GPU with "GPU is
+ *                                  lost"; "energy:I" / "power:I" only on GPU I. A missing
+ *                                  or empty file fails nothing.
+ * The energy counter of GPU i is 1e6 mJ + power_i * (seconds since init), so the counter
+ * and an integral of power samples agree on the same constant power. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FAKE_GPUS_MAX 64
+#define FAKE_NAME_MAX 96
+
+enum {
+    NVML_SUCCESS = 0,
+    NVML_ERROR_UNINITIALIZED = 1,
+    NVML_ERROR_INVALID_ARGUMENT = 2,
+    NVML_ERROR_NOT_SUPPORTED = 3,
+    NVML_ERROR_INSUFFICIENT_SIZE = 7,
+    NVML_ERROR_DRIVER_NOT_LOADED = 9,
+    NVML_ERROR_GPU_IS_LOST = 15,
+};
+
+typedef int nvmlReturn_t;
+
+struct nvmlDevice_st {
+    unsigned index;
+    char name[FAKE_NAME_MAX];
+    unsigned power_mw;
+    int no_energy;
+};
+typedef struct nvmlDevice_st *nvmlDevice_t;
+
+/* The exported NVML functions (prototypes for -Wmissing-prototypes). */
+nvmlReturn_t nvmlInit_v2(void);
+nvmlReturn_t nvmlShutdown(void);
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count);
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device);
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length);
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
+                                                 unsigned long long *energy);
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power);
+nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
+                                                          unsigned int *min_limit,
+                                                          unsigned int *max_limit);
+const char *nvmlErrorString(nvmlReturn_t result);
+
+/* The script, fixed between init and shutdown; call counters are atomic because the
+ * monitor calls from several threads. */
+static struct {
+    int refs;
+    unsigned n_gpus;
+    struct nvmlDevice_st gpus[FAKE_GPUS_MAX];
+    double start_s;
+    double energy_delay_ms;
+    unsigned min_limit_mw, max_limit_mw;
+    long energy_fail_after, power_fail_after; /* -1: never */
+    char control[512];
+} g;
+static atomic_long energy_calls, power_calls;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The k-th comma-separated item of list (the last one when the list is shorter) copied
+ * into out; returns 0, or -1 when list is empty. */
+static int list_item(const char *list, unsigned k, char *out, size_t out_len)
+{
+    const char *p = list;
+    const char *item = list;
+    for (unsigned i = 0; i <= k; i++) {
+        item = p;
+        const char *comma = strchr(p, ',');
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+    size_t len = strcspn(item, ",");
+    if (len == 0)
+        return -1;
+    if (len >= out_len)
+        len = out_len - 1;
+    memcpy(out, item, len);
+    out[len] = '\0';
+    return 0;
+}
+
+/* Whether index i appears in the comma list of integers list. */
+static int list_has(const char *list, unsigned i)
+{
+    char buf[32];
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len > 0 && len < sizeof buf) {
+            memcpy(buf, p, len);
+            buf[len] = '\0';
+            if (strtoul(buf, NULL, 10) == i)
+                return 1;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+static const char *env_or(const char *name, const char *dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : dflt;
+}
+
+/* Reads "kind:K" from FAKE_NVML_FAIL_AFTER; -1 when kind is not listed. */
+static long fail_after(const char *kind)
+{
+    const char *spec = env_or("FAKE_NVML_FAIL_AFTER", "");
+    size_t klen = strlen(kind);
+    for (const char *p = spec; *p;) {
+        if (strncmp(p, kind, klen) == 0 && p[klen] == ':')
+            return strtol(p + klen + 1, NULL, 10);
+        p += strcspn(p, ",");
+        if (*p == ',')
+            p++;
+    }
+    return -1;
+}
+
+/* Whether the control file says calls of kind on GPU index fail now. */
+static int control_fails(const char *kind, unsigned index)
+{
+    char buf[1024];
+    if (g.control[0] == '\0')
+        return 0;
+    FILE *f = fopen(g.control, "r");
+    if (f == NULL)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    size_t klen = strlen(kind);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " ,\t\r\n", &save); tok;
+         tok = strtok_r(NULL, " ,\t\r\n", &save)) {
+        if (strncmp(tok, kind, klen) != 0)
+            continue;
+        if (tok[klen] == '\0')
+            return 1;
+        if (tok[klen] == ':' && strtoul(tok + klen + 1, NULL, 10) == index)
+            return 1;
+    }
+    return 0;
+}
+
+static void sleep_ms(double ms)
+{
+    long long ns = (long long)(ms * 1e6);
+    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+nvmlReturn_t nvmlInit_v2(void)
+{
+    char item[FAKE_NAME_MAX];
+    if (strcmp(env_or("FAKE_NVML_INIT_FAIL", "0"), "0") != 0)
+        return NVML_ERROR_DRIVER_NOT_LOADED;
+    if (g.refs++ > 0)
+        return NVML_SUCCESS;
+    unsigned long n = strtoul(env_or("FAKE_NVML_GPUS", "1"), NULL, 10);
+    g.n_gpus = n > FAKE_GPUS_MAX ? FAKE_GPUS_MAX : (unsigned)n;
+    const char *models = env_or("FAKE_NVML_MODELS", "NVIDIA H200");
+    const char *powers = env_or("FAKE_NVML_POWER_MW", "300000");
+    const char *no_energy = env_or("FAKE_NVML_NO_ENERGY", "");
+    for (unsigned i = 0; i < g.n_gpus; i++) {
+        struct nvmlDevice_st *d = &g.gpus[i];
+        d->index = i;
+        if (list_item(models, i, d->name, sizeof d->name) < 0)
+            snprintf(d->name, sizeof d->name, "NVIDIA H200");
+        d->power_mw = list_item(powers, i, item, sizeof item) < 0
+                          ? 300000u
+                          : (unsigned)strtoul(item, NULL, 10);
+        d->no_energy = list_has(no_energy, i);
+    }
+    g.energy_delay_ms = strtod(env_or("FAKE_NVML_ENERGY_DELAY_MS", "0"), NULL);
+    g.max_limit_mw = (unsigned)strtoul(env_or("FAKE_NVML_MAX_LIMIT_MW", "700000"), NULL, 10);
+    g.min_limit_mw = (unsigned)strtoul(env_or("FAKE_NVML_MIN_LIMIT_MW", "100000"), NULL, 10);
+    g.energy_fail_after = fail_after("energy");
+    g.power_fail_after = fail_after("power");
+    snprintf(g.control, sizeof g.control, "%s", env_or("FAKE_NVML_CONTROL", ""));
+    atomic_store(&energy_calls, 0);
+    atomic_store(&power_calls, 0);
+    g.start_s = now_s();
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlShutdown(void)
+{
+    if (g.refs == 0)
+        return NVML_ERROR_UNINITIALIZED;
+    g.refs--;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count)
+{
+    if (g.refs == 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (count == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *count = g.n_gpus;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
+{
+    if (g.refs == 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (device == NULL || index >= g.n_gpus)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *device = &g.gpus[index];
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
+{
+    if (g.refs == 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (device == NULL || name == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (strlen(device->name) >= length)
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    memcpy(name, device->name, strlen(device->name) + 1);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
+                                                 unsigned long long *energy)
+{
+    if (g.refs == 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (device == NULL || energy == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (device->no_energy)
+        return NVML_ERROR_NOT_SUPPORTED;
+    double t = now_s() - g.start_s;
+    if (g.energy_delay_ms > 0)
+        sleep_ms(g.energy_delay_ms);
+    long done = atomic_fetch_add(&energy_calls, 1);
+    if ((g.energy_fail_after >= 0 && done >= g.energy_fail_after) ||
+        control_fails("energy", device->index))
+        return NVML_ERROR_GPU_IS_LOST;
+    *energy = 1000000ull + (unsigned long long)((double)device->power_mw * t);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power)
+{
+    if (g.refs == 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (device == NULL || power == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    long done = atomic_fetch_add(&power_calls, 1);
+    if ((g.power_fail_after >= 0 && done >= g.power_fail_after) ||
+        control_fails("power", device->index))
+        return NVML_ERROR_GPU_IS_LOST;
+    *power = device->power_mw;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
+                                                          unsigned int *min_limit,
+                                                          unsigned int *max_limit)
+{
+    if (g.refs == 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (device == NULL || min_limit == NULL || max_limit == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *min_limit = g.min_limit_mw;
+    *max_limit = g.max_limit_mw;
+    return NVML_SUCCESS;
+}
+
+const char *nvmlErrorString(nvmlReturn_t result)
+{
+    switch (result) {
+    case NVML_SUCCESS: return "Success";
+    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
+    default: return "Unknown Error";
+    }
+}

@@ -1,0 +1,450 @@
+/* test_monitor.c: the energy monitor against the fake NVML (tests/fakes/fake_nvml.c),
+ * scripted per test through environment variables set before zbso_monitor_new: both
+ * energy paths agree, overlapping windows, CUDA_VISIBLE_DEVICES, refusals, NVML failures
+ * in the middle of a window, misuse, and parallel edge reads. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "zbso/zbso.h"
+
+static const char *const fake_vars[] = {
+    "FAKE_NVML_INIT_FAIL", "FAKE_NVML_GPUS", "FAKE_NVML_MODELS", "FAKE_NVML_POWER_MW",
+    "FAKE_NVML_NO_ENERGY", "FAKE_NVML_ENERGY_DELAY_MS", "FAKE_NVML_MAX_LIMIT_MW",
+    "FAKE_NVML_MIN_LIMIT_MW", "FAKE_NVML_FAIL_AFTER", "FAKE_NVML_CONTROL",
+    "CUDA_VISIBLE_DEVICES",
+};
+
+static char g_control[64];
+
+/* Monitors a test has open, so teardown frees them even after a failed assertion (a
+ * leaked one would keep the fake initialised with this test's script). */
+static zbso_monitor *g_open[8];
+
+/* Every test starts from the fake's defaults (1 GPU, H200, 300 W) and no control file. */
+static int setup(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof fake_vars / sizeof fake_vars[0]; i++)
+        unsetenv(fake_vars[i]);
+    setenv("ZBSO_NVML_LIBRARY", FAKE_NVML_PATH, 1);
+    g_control[0] = '\0';
+    return 0;
+}
+
+/* Frees mon and forgets it. */
+static void close_mon(zbso_monitor *mon)
+{
+    for (size_t i = 0; i < sizeof g_open / sizeof g_open[0]; i++)
+        if (g_open[i] == mon)
+            g_open[i] = NULL;
+    zbso_monitor_free(mon);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof g_open / sizeof g_open[0]; i++)
+        close_mon(g_open[i]);
+    if (g_control[0])
+        unlink(g_control);
+    return 0;
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Opens a monitor that must succeed; prints the message if it does not. */
+static zbso_monitor *open_ok(const int *idx, size_t n)
+{
+    char eb[ZBSO_ERRBUF_MAX];
+    zbso_monitor *mon = NULL;
+    int rc = zbso_monitor_new(idx, n, &mon, eb, sizeof eb);
+    if (rc != 0)
+        print_message("zbso_monitor_new: %s\n", eb);
+    assert_int_equal(rc, 0);
+    assert_non_null(mon);
+    for (size_t i = 0; i < sizeof g_open / sizeof g_open[0]; i++)
+        if (g_open[i] == NULL) {
+            g_open[i] = mon;
+            return mon;
+        }
+    fail_msg("more than %zu monitors open in one test", sizeof g_open / sizeof g_open[0]);
+    return NULL;
+}
+
+/* Opens a monitor that must fail with code; returns the message in eb. */
+static void open_fails(const int *idx, size_t n, int code, char *eb, size_t eb_len)
+{
+    zbso_monitor *mon = (zbso_monitor *)&mon;
+    int rc = zbso_monitor_new(idx, n, &mon, eb, eb_len);
+    if (rc == 0)
+        zbso_monitor_free(mon); /* unexpected success: leave the fake clean for the next test */
+    assert_int_equal(rc, code);
+    assert_null(mon);
+    assert_true(strlen(eb) > 0);
+}
+
+/* Writes text to the control file the fake re-reads on every call (creating it). */
+static void control(const char *text)
+{
+    if (g_control[0] == '\0') {
+        snprintf(g_control, sizeof g_control, "/tmp/zbso-fake-nvml-XXXXXX");
+        int fd = mkstemp(g_control);
+        assert_true(fd >= 0);
+        close(fd);
+        setenv("FAKE_NVML_CONTROL", g_control, 1);
+    }
+    FILE *f = fopen(g_control, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* |a - b| <= tol * |b| */
+static void assert_close(double a, double b, double tol)
+{
+    if (fabs(a - b) > tol * fabs(b))
+        fail_msg("%.6f and %.6f differ by more than %.1f%%", a, b, tol * 100);
+}
+
+static zbso_measurement measure(zbso_monitor *mon, const char *name, double seconds)
+{
+    zbso_measurement m;
+    assert_int_equal(zbso_monitor_begin_window(mon, name), 0);
+    sleep_s(seconds);
+    int rc = zbso_monitor_end_window(mon, name, &m);
+    if (rc != 0)
+        print_message("end_window: %s\n", zbso_monitor_errmsg(mon));
+    assert_int_equal(rc, 0);
+    return m;
+}
+
+/* GPU 0 has the energy counter, GPU 1 only power: on the same constant 300 W both report
+ * 300 W * window time within 2%. */
+static void test_counter_and_sampling_agree(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML_GPUS", "2", 1);
+    setenv("FAKE_NVML_NO_ENERGY", "1", 1);
+    setenv("FAKE_NVML_POWER_MW", "300000", 1);
+    zbso_monitor *mon = open_ok(NULL, 0);
+    zbso_measurement m = measure(mon, "agree", 0.5);
+    assert_true(m.time_s >= 0.5 && m.time_s < 0.7);
+    assert_int_equal(m.n_gpus, 2);
+    assert_close(m.gpu_energy_j[0], 300.0 * m.time_s, 0.02);
+    assert_close(m.gpu_energy_j[1], 300.0 * m.time_s, 0.02);
+    assert_close(m.gpu_energy_j[1], m.gpu_energy_j[0], 0.02);
+    assert_close(m.total_energy_j, m.gpu_energy_j[0] + m.gpu_energy_j[1], 1e-12);
+    close_mon(mon);
+}
+
+/* An inner window inside an outer one: each matches power * its own time, the outer holds
+ * more, on both paths. */
+static void test_overlapping_windows(void **state)
+{
+    (void)state;
+    const double p_w[2] = {200.0, 400.0};
+    zbso_measurement in, out;
+    setenv("FAKE_NVML_GPUS", "2", 1);
+    setenv("FAKE_NVML_NO_ENERGY", "0", 1);
+    setenv("FAKE_NVML_POWER_MW", "200000,400000", 1);
+    zbso_monitor *mon = open_ok(NULL, 0);
+    assert_int_equal(zbso_monitor_begin_window(mon, "outer"), 0);
+    sleep_s(0.1);
+    assert_int_equal(zbso_monitor_begin_window(mon, "inner"), 0);
+    sleep_s(0.25);
+    assert_int_equal(zbso_monitor_end_window(mon, "inner", &in), 0);
+    sleep_s(0.1);
+    assert_int_equal(zbso_monitor_end_window(mon, "outer", &out), 0);
+    assert_true(out.time_s > in.time_s + 0.15);
+    for (int i = 0; i < 2; i++) {
+        assert_close(in.gpu_energy_j[i], p_w[i] * in.time_s, 0.02);
+        assert_close(out.gpu_energy_j[i], p_w[i] * out.time_s, 0.02);
+        assert_true(out.gpu_energy_j[i] > in.gpu_energy_j[i] + 0.1 * p_w[i]);
+    }
+    /* Ended windows are gone; the name can be reused. */
+    assert_int_equal(zbso_monitor_end_window(mon, "inner", &in), ZBSO_EBADOP);
+    measure(mon, "inner", 0.01);
+    close_mon(mon);
+}
+
+/* CUDA index i is the i-th GPU of CUDA_VISIBLE_DEVICES; the powers tell the GPUs apart. */
+static void test_cuda_visible_devices(void **state)
+{
+    (void)state;
+    char eb[ZBSO_ERRBUF_MAX];
+    setenv("FAKE_NVML_GPUS", "4", 1);
+    setenv("FAKE_NVML_POWER_MW", "100000,200000,300000,400000", 1);
+    setenv("CUDA_VISIBLE_DEVICES", "3,1", 1);
+
+    zbso_monitor *mon = open_ok(NULL, 0);
+    assert_int_equal(zbso_monitor_gpu_count(mon), 2);
+    close_mon(mon);
+
+    const int idx[2] = {1, 0};
+    mon = open_ok(idx, 2);
+    zbso_measurement m = measure(mon, "map", 0.2);
+    assert_int_equal(m.n_gpus, 2);
+    assert_int_equal(m.gpu_indices[0], 1);
+    assert_int_equal(m.gpu_indices[1], 0);
+    assert_close(m.gpu_energy_j[0], 200.0 * m.time_s, 0.02); /* CUDA 1 = NVML 1 */
+    assert_close(m.gpu_energy_j[1], 400.0 * m.time_s, 0.02); /* CUDA 0 = NVML 3 */
+    close_mon(mon);
+
+    const int beyond[1] = {2};
+    open_fails(beyond, 1, ZBSO_ECONFIG, eb, sizeof eb);
+    assert_non_null(strstr(eb, "GPU index 2"));
+    const int twice[2] = {0, 0};
+    open_fails(twice, 2, ZBSO_ECONFIG, eb, sizeof eb);
+
+    setenv("CUDA_VISIBLE_DEVICES", "0,7", 1);
+    open_fails(NULL, 0, ZBSO_ECONFIG, eb, sizeof eb);
+    assert_non_null(strstr(eb, "GPU 7"));
+    setenv("CUDA_VISIBLE_DEVICES", "GPU-5f2c9e1a", 1);
+    open_fails(NULL, 0, ZBSO_ECONFIG, eb, sizeof eb);
+    assert_non_null(strstr(eb, "GPU-5f2c9e1a"));
+}
+
+static void test_heterogeneous_refused(void **state)
+{
+    (void)state;
+    char eb[ZBSO_ERRBUF_MAX];
+    setenv("FAKE_NVML_GPUS", "2", 1);
+    setenv("FAKE_NVML_MODELS", "NVIDIA H200,NVIDIA A100-SXM4-80GB", 1);
+    open_fails(NULL, 0, ZBSO_ECONFIG, eb, sizeof eb);
+    assert_non_null(strstr(eb, "'NVIDIA H200'"));
+    assert_non_null(strstr(eb, "'NVIDIA A100-SXM4-80GB'"));
+
+    /* One model once the other is hidden. */
+    setenv("CUDA_VISIBLE_DEVICES", "1", 1);
+    zbso_monitor *mon = open_ok(NULL, 0);
+    assert_string_equal(zbso_monitor_gpu_model(mon), "NVIDIA A100-SXM4-80GB");
+    close_mon(mon);
+}
+
+static void test_no_gpus_refused(void **state)
+{
+    (void)state;
+    char eb[ZBSO_ERRBUF_MAX];
+    setenv("FAKE_NVML_GPUS", "0", 1);
+    open_fails(NULL, 0, ZBSO_ECONFIG, eb, sizeof eb);
+    assert_non_null(strstr(eb, "no GPUs"));
+    setenv("FAKE_NVML_GPUS", "2", 1);
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    open_fails(NULL, 0, ZBSO_ECONFIG, eb, sizeof eb);
+    assert_non_null(strstr(eb, "CUDA_VISIBLE_DEVICES"));
+}
+
+static void test_nvml_missing_or_broken(void **state)
+{
+    (void)state;
+    char eb[ZBSO_ERRBUF_MAX];
+    setenv("ZBSO_NVML_LIBRARY", "/nonexistent/dir/libnvidia-ml.so.1", 1);
+    open_fails(NULL, 0, ZBSO_ECONFIG, eb, sizeof eb);
+    assert_non_null(strstr(eb, "/nonexistent/dir/libnvidia-ml.so.1"));
+
+    /* A library without NVML's functions. */
+    setenv("ZBSO_NVML_LIBRARY", "libm.so.6", 1);
+    open_fails(NULL, 0, ZBSO_ECONFIG, eb, sizeof eb);
+    assert_non_null(strstr(eb, "nvmlInit_v2"));
+
+    setenv("ZBSO_NVML_LIBRARY", FAKE_NVML_PATH, 1);
+    setenv("FAKE_NVML_INIT_FAIL", "1", 1);
+    open_fails(NULL, 0, ZBSO_ECONFIG, eb, sizeof eb);
+    assert_non_null(strstr(eb, "Driver Not Loaded"));
+
+    /* errbuf may be NULL. */
+    zbso_monitor *mon = NULL;
+    assert_int_equal(zbso_monitor_new(NULL, 0, &mon, NULL, 0), ZBSO_ECONFIG);
+    assert_null(mon);
+}
+
+/* The energy counter of GPU 1 fails at the end edge: ZBSO_ERUNTIME naming the GPU and
+ * NVML's error, the window is closed, and the next window works again. */
+static void test_energy_error_mid_window(void **state)
+{
+    (void)state;
+    zbso_measurement m;
+    setenv("FAKE_NVML_GPUS", "2", 1);
+    control("");
+    zbso_monitor *mon = open_ok(NULL, 0);
+    assert_int_equal(zbso_monitor_begin_window(mon, "w"), 0);
+    control("energy:1\n");
+    m.total_energy_j = -1.0;
+    assert_int_equal(zbso_monitor_end_window(mon, "w", &m), ZBSO_ERUNTIME);
+    assert_true(m.total_energy_j == -1.0); /* *out untouched on failure */
+    const char *msg = zbso_monitor_errmsg(mon);
+    assert_non_null(strstr(msg, "GPU 1"));
+    assert_non_null(strstr(msg, "GPU is lost"));
+    assert_non_null(strstr(msg, "'w'"));
+    assert_int_equal(zbso_monitor_end_window(mon, "w", &m), ZBSO_EBADOP);
+
+    /* A failing begin edge opens nothing. */
+    assert_int_equal(zbso_monitor_begin_window(mon, "w"), ZBSO_ERUNTIME);
+    assert_int_equal(zbso_monitor_end_window(mon, "w", &m), ZBSO_EBADOP);
+
+    control("");
+    m = measure(mon, "w", 0.05);
+    assert_close(m.total_energy_j, 600.0 * m.time_s, 0.05);
+    assert_string_equal(zbso_monitor_errmsg(mon), "");
+    close_mon(mon);
+
+    /* FAIL_AFTER: monitor_new probes the counter once, begin reads it once, end fails. */
+    setenv("FAKE_NVML_GPUS", "1", 1);
+    setenv("FAKE_NVML_FAIL_AFTER", "energy:2", 1);
+    mon = open_ok(NULL, 0);
+    assert_int_equal(zbso_monitor_begin_window(mon, "x"), 0);
+    assert_int_equal(zbso_monitor_end_window(mon, "x", &m), ZBSO_ERUNTIME);
+    assert_non_null(strstr(zbso_monitor_errmsg(mon), "GPU 0"));
+    close_mon(mon);
+}
+
+/* A GPU without an energy counter whose power reads fail for a while in the middle of a
+ * window: the window fails even though sampling recovered before it ended. */
+static void test_sampler_error_mid_window(void **state)
+{
+    (void)state;
+    zbso_measurement m;
+    setenv("FAKE_NVML_NO_ENERGY", "0", 1);
+    control("");
+    zbso_monitor *mon = open_ok(NULL, 0);
+    assert_int_equal(zbso_monitor_begin_window(mon, "s"), 0);
+    sleep_s(0.05);
+    control("power");
+    sleep_s(0.06);
+    control("");
+    sleep_s(0.06);
+    assert_int_equal(zbso_monitor_end_window(mon, "s", &m), ZBSO_ERUNTIME);
+    const char *msg = zbso_monitor_errmsg(mon);
+    assert_non_null(strstr(msg, "power"));
+    assert_non_null(strstr(msg, "GPU 0"));
+    assert_non_null(strstr(msg, "GPU is lost"));
+
+    m = measure(mon, "s", 0.2);
+    assert_close(m.gpu_energy_j[0], 300.0 * m.time_s, 0.02);
+    close_mon(mon);
+
+    /* A GPU with neither a counter nor readable power is refused at once. */
+    char eb[ZBSO_ERRBUF_MAX];
+    setenv("FAKE_NVML_FAIL_AFTER", "power:0", 1);
+    open_fails(NULL, 0, ZBSO_ERUNTIME, eb, sizeof eb);
+    assert_non_null(strstr(eb, "GPU is lost"));
+}
+
+static void test_bad_operations(void **state)
+{
+    (void)state;
+    char name[16];
+    zbso_measurement m;
+    zbso_monitor *mon = open_ok(NULL, 0);
+
+    assert_int_equal(zbso_monitor_end_window(mon, "never", &m), ZBSO_EBADOP);
+    assert_non_null(strstr(zbso_monitor_errmsg(mon), "'never'"));
+    assert_int_equal(zbso_monitor_begin_window(mon, "a"), 0);
+    assert_int_equal(zbso_monitor_begin_window(mon, "a"), ZBSO_EBADOP);
+    assert_non_null(strstr(zbso_monitor_errmsg(mon), "'a'"));
+    assert_int_equal(zbso_monitor_begin_window(mon, NULL), ZBSO_EINVAL);
+    assert_int_equal(zbso_monitor_begin_window(mon, ""), ZBSO_EINVAL);
+
+    /* 64 windows at once, not 65. */
+    for (int i = 1; i < 64; i++) {
+        snprintf(name, sizeof name, "w%d", i);
+        assert_int_equal(zbso_monitor_begin_window(mon, name), 0);
+    }
+    assert_int_equal(zbso_monitor_begin_window(mon, "one-too-many"), ZBSO_EBADOP);
+    assert_non_null(strstr(zbso_monitor_errmsg(mon), "64"));
+    assert_int_equal(zbso_monitor_end_window(mon, "w10", NULL), 0);
+    assert_int_equal(zbso_monitor_begin_window(mon, "one-too-many"), 0);
+    close_mon(mon); /* with windows open */
+    zbso_monitor_free(NULL);
+}
+
+static void test_gpu_facts(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML_GPUS", "3", 1);
+    setenv("FAKE_NVML_MAX_LIMIT_MW", "700000", 1);
+    zbso_monitor *mon = open_ok(NULL, 0);
+    assert_int_equal(zbso_monitor_gpu_count(mon), 3);
+    assert_string_equal(zbso_monitor_gpu_model(mon), "NVIDIA H200");
+    assert_int_equal(zbso_monitor_max_power_limit_mw(mon), 700000);
+    zbso_measurement m = measure(mon, "facts", 0.01);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(m.gpu_indices[i], i);
+    close_mon(mon);
+}
+
+/* Median over 5 begin+end pairs, in seconds. */
+static double edge_pair_s(zbso_monitor *mon)
+{
+    double t[5];
+    for (int i = 0; i < 5; i++) {
+        double t0 = now_s();
+        assert_int_equal(zbso_monitor_begin_window(mon, "pair"), 0);
+        assert_int_equal(zbso_monitor_end_window(mon, "pair", NULL), 0);
+        t[i] = now_s() - t0;
+    }
+    for (int i = 1; i < 5; i++)
+        for (int k = i; k > 0 && t[k] < t[k - 1]; k--) {
+            double x = t[k];
+            t[k] = t[k - 1];
+            t[k - 1] = x;
+        }
+    return t[2];
+}
+
+/* 8 GPUs whose counter read takes 20 ms: an edge pair costs about 40 ms (parallel), not
+ * 320 ms (one GPU after the other). */
+static void test_edges_read_in_parallel(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML_ENERGY_DELAY_MS", "20", 1);
+    zbso_monitor *mon = open_ok(NULL, 0);
+    double one = edge_pair_s(mon);
+    close_mon(mon);
+    setenv("FAKE_NVML_GPUS", "8", 1);
+    mon = open_ok(NULL, 0);
+    double eight = edge_pair_s(mon);
+    close_mon(mon);
+    print_message("edge pair: 1 GPU %.1f ms, 8 GPUs %.1f ms\n", one * 1e3, eight * 1e3);
+    assert_true(one >= 0.040);
+    assert_true(eight < 0.120);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_counter_and_sampling_agree, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overlapping_windows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cuda_visible_devices, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heterogeneous_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_gpus_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nvml_missing_or_broken, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_energy_error_mid_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sampler_error_mid_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_operations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gpu_facts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_edges_read_in_parallel, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
