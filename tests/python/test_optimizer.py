@@ -1,0 +1,189 @@
+"""BatchSizeOptimizer against a real `zbso serve` and the fake NVML: the seed 003 training
+loop over recurrences, train failures, call order, ranks and server errors."""
+
+import json
+import time
+import unittest
+
+import support
+
+EPOCH_S = 0.03
+BATCH_SIZES = [16, 32, 64, 128]
+DEFAULT_BS = 32
+
+
+def curve(batch_size, epoch):
+    """Validation metric after epoch (1-based): 32 reaches 0.5 at epoch 5, 64 at epoch 3,
+    16 and 128 never within 8 epochs."""
+    rate = {16: 0.03, 32: 0.1, 64: 0.2, 128: 0.04}[batch_size]
+    return min(rate * epoch, 0.95)
+
+
+def train(url, job, epochs=100):
+    """One recurrence, exactly as seed 003 writes it (a sleep stands for an epoch).
+    Returns (batch size, epochs run, bso, the ZeusBSOTrainFailError or None)."""
+    from zbso.monitor import ZeusMonitor
+    from zbso.optimizer.batch_size import BatchSizeOptimizer
+    from zbso.optimizer.batch_size.exceptions import ZeusBSOTrainFailError
+    monitor = ZeusMonitor()
+    bso = BatchSizeOptimizer(monitor=monitor, server_url=url, job=job)
+    batch_size = bso.get_batch_size()
+    run = 0
+    bso.on_train_begin()
+    try:
+        for epoch in range(epochs):
+            time.sleep(EPOCH_S)
+            run = epoch + 1
+            bso.on_evaluate(curve(batch_size, run))
+            if bso.training_finished:
+                break
+    except ZeusBSOTrainFailError as e:
+        return batch_size, run, bso, e
+    return batch_size, run, bso, None
+
+
+def spec(**over):
+    from zbso import JobSpec
+    args = dict(job_id_prefix="pytest", batch_sizes=BATCH_SIZES,
+                default_batch_size=DEFAULT_BS, max_epochs=8, mab_seed=1)
+    args.update(over)
+    return JobSpec(**args)
+
+
+class TestTrainingLoop(support.ServerCase):
+    def test_recurrences_leave_the_default_for_the_cheapest(self):
+        job = spec(job_id="pytest-loop")
+        chosen, failed = [], []
+        for rec in range(10):
+            bs, epochs, bso, err = train(self.url, job)
+            chosen.append(bs)
+            self.assertTrue(bso.training_finished)
+            if err is None:
+                self.assertEqual(epochs, {32: 5, 64: 3}[bs], (rec, bs))
+            else:
+                failed.append(bs)
+                # max_epochs, or earlier once the cost passed beta * min cost
+                self.assertLessEqual(epochs, 8, (rec, bs))
+                self.assertIn("re-launch the training", str(err))
+        # Pruning (seed 002): round 0 walks down from 32 (16 fails) and up (128 fails);
+        # round 1 starts at the cheaper 64. Then the bandit prefers 64 (half the cost).
+        self.assertEqual(chosen[:6], [32, 16, 64, 128, 64, 32], chosen)
+        self.assertEqual(failed, [16, 128])
+        self.assertEqual(chosen[6:], [64] * 4, chosen)
+
+    def test_job_and_trial_attributes(self):
+        from zbso.monitor import ZeusMonitor
+        from zbso.optimizer.batch_size import BatchSizeOptimizer
+        mon = ZeusMonitor()
+        bso = BatchSizeOptimizer(monitor=mon, server_url=self.url, job=spec())
+        self.assertTrue(bso.job.job_id.startswith("pytest-"), bso.job.job_id)
+        self.assertEqual(bso.job.batch_sizes, BATCH_SIZES)
+        self.assertEqual(bso.job.max_power, support.FAKE_LIMIT_W)  # 1 GPU
+        self.assertEqual(bso.job.number_of_gpus, 1)
+        self.assertEqual(bso.job.gpu_model, support.FAKE_MODEL)
+        self.assertEqual(bso.current_batch_size, 0)
+        self.assertEqual(bso.trial_number, 0)
+        self.assertFalse(bso.training_finished)
+        self.assertEqual(bso.get_batch_size(), DEFAULT_BS)
+        self.assertEqual(bso.get_batch_size(), DEFAULT_BS)  # cached: still trial 1
+        self.assertEqual(bso.current_batch_size, DEFAULT_BS)
+        self.assertEqual(bso.trial_number, 1)
+        # A second session of the same job (same id, same spec) gets the next trial.
+        bso2 = BatchSizeOptimizer(monitor=mon, server_url=self.url,
+                                  job=spec(job_id=bso.job.job_id))
+        self.assertEqual(bso2.job.job_id, bso.job.job_id)
+        bso2.get_batch_size()
+        self.assertEqual(bso2.trial_number, 2)
+        # Finish both runs, so nothing is left to end when this process exits.
+        for b in (bso, bso2):
+            b.on_train_begin()
+            b.on_evaluate(0.9)
+            self.assertTrue(b.training_finished)
+
+    def test_max_power_is_limit_times_gpus(self):
+        from zbso.monitor import ZeusMonitor
+        from zbso.optimizer.batch_size import BatchSizeOptimizer
+        self.use_fake_nvml(gpus=3, limit_w=300.5)
+        mon = ZeusMonitor(gpu_indices=[0, 2])
+        bso = BatchSizeOptimizer(monitor=mon, server_url=self.url, job=spec())
+        self.assertEqual(bso.job.number_of_gpus, 2)
+        self.assertEqual(bso.job.max_power, 600.0)  # floor(300500 mW / 1000) * 2
+
+
+    def test_server_url_from_environment(self):
+        import os
+        from zbso.monitor import ZeusMonitor
+        from zbso.optimizer.batch_size import BatchSizeOptimizer
+        from zbso.optimizer.batch_size.exceptions import ZeusBSOConfigError
+        with self.assertRaises(ZeusBSOConfigError) as cm:
+            BatchSizeOptimizer(monitor=ZeusMonitor(), server_url=None, job=spec())
+        self.assertIn("ZEUS_BSO_SERVER_URL", str(cm.exception))
+        os.environ["ZEUS_BSO_SERVER_URL"] = self.url
+        bso = BatchSizeOptimizer(monitor=None, server_url=None, job=spec())
+        self.assertEqual(bso.job.number_of_gpus, 1)  # its own monitor of every GPU
+        self.assertEqual(bso.job.max_power, support.FAKE_LIMIT_W)
+
+
+class TestFailures(support.ServerCase):
+    def bso(self, job=None, rank=0):
+        from zbso.monitor import ZeusMonitor
+        from zbso.optimizer.batch_size import BatchSizeOptimizer
+        return BatchSizeOptimizer(monitor=ZeusMonitor(), server_url=self.url,
+                                  job=job or spec(), rank=rank)
+
+    def test_not_converged_raises_train_fail(self):
+        from zbso.optimizer.batch_size.exceptions import ZeusBSOTrainFailError
+        bso = self.bso(spec(batch_sizes=[16, 32], default_batch_size=16, max_epochs=3))
+        self.assertEqual(bso.get_batch_size(), 16)
+        bso.on_train_begin()
+        bso.on_evaluate(0.1)
+        bso.on_evaluate(0.2)
+        self.assertFalse(bso.training_finished)
+        with self.assertRaises(ZeusBSOTrainFailError) as cm:
+            bso.on_evaluate(0.3)
+        self.assertTrue(bso.training_finished)
+        self.assertIn("Train failed", str(cm.exception))
+        bso.on_evaluate(0.9)  # finished: nothing more is reported (seed 000)
+        self.assertTrue(bso.training_finished)
+
+    def test_order(self):
+        from zbso.optimizer.batch_size.exceptions import ZeusBSOOperationOrderError
+        bso = self.bso()
+        with self.assertRaises(ZeusBSOOperationOrderError) as cm:
+            bso.on_evaluate(0.5)
+        self.assertIn("get_batch_size", str(cm.exception))
+
+    def test_rank_nonzero(self):
+        from zbso.optimizer.batch_size.exceptions import ZeusBSOBadOperationError
+        bso = self.bso(rank=1)
+        with self.assertRaises(ZeusBSOBadOperationError) as cm:
+            bso.get_batch_size()
+        self.assertIn("rank 0", str(cm.exception))
+
+    def test_conflicting_spec_carries_server_message(self):
+        from zbso.optimizer.batch_size.exceptions import ZeusBSORuntimError
+        self.bso(spec(job_id="pytest-x"))
+        with self.assertRaises(ZeusBSORuntimError) as cm:
+            self.bso(spec(job_id="pytest-x", eta_knob=0.9))
+        self.assertIn("409", str(cm.exception))
+        self.assertIn("pytest-x", str(cm.exception))
+
+    def test_no_gpus_is_config_error(self):
+        from zbso.monitor import ZeusMonitor
+        from zbso.optimizer.batch_size import BatchSizeOptimizer
+        from zbso.optimizer.batch_size.exceptions import ZeusBSOConfigError
+        with self.assertRaises(ZeusBSOConfigError):
+            BatchSizeOptimizer(monitor=object(), server_url=self.url, job=spec())
+        mon = ZeusMonitor()
+        with self.assertRaises(ZeusBSOConfigError):
+            BatchSizeOptimizer(monitor=mon, server_url=self.url, job={"job_id_prefix": "x"})
+
+    def test_server_validation_error(self):
+        from zbso.optimizer.batch_size.exceptions import ZeusBSOError
+        with self.assertRaises(ZeusBSOError) as cm:
+            self.bso(spec(num_pruning_rounds=-1))
+        self.assertIn("num_pruning_rounds", str(cm.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
