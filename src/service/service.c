@@ -208,10 +208,43 @@ out:
     return rc;
 }
 
+/* Read unit: answers a re-registration under a given id whose job exists (200 when the
+ * spec is identical, 409 when not) from a snapshot; *w->created stays true when the job
+ * does not exist, leaving the registration to register_fn. */
+static int register_read_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    register_work *w = arg;
+    zbso_job existing;
+    int rc = store_job_get(t, w->spec->job_id, false, &existing, err);
+    if (rc == ZBSO_ENOTFOUND) {
+        err_clear(err);
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    if (!spec_equal(&existing.spec, w->spec))
+        return err_set(err, ZBSO_ECONFLICT,
+                       "Job %s is already registered with a different configuration; "
+                       "register it under a new job_id or delete it first",
+                       w->spec->job_id);
+    *w->out = existing.spec;
+    *w->created = false;
+    return 0;
+}
+
 int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
                      zbso_job_spec *out, bool *created, zbso_err *err)
 {
     register_work w = {env, spec, out, created};
+    int rc;
+    /* A job is never changed once registered, so whatever a snapshot says about an
+     * existing one is what the writer would say; only a new job needs the writer. */
+    if (spec->job_id[0] != '\0') {
+        *created = true;
+        rc = store_exec_read(st, register_read_fn, &w, err);
+        if (rc < 0 || !*created)
+            return rc;
+    }
     return store_exec(st, register_fn, &w, err);
 }
 
@@ -223,10 +256,12 @@ typedef struct next_work {
     zbso_trial_id *out;
 } next_work;
 
-/* Loads the job for update, 404 naming the id when it does not exist. */
-static int load_job(store_txn *t, const char *job_id, zbso_job *job, zbso_err *err)
+/* Loads the job (locked until the unit ends with for_update), 404 naming the id when it
+ * does not exist. */
+static int load_job(store_txn *t, const char *job_id, bool for_update, zbso_job *job,
+                    zbso_err *err)
 {
-    int rc = store_job_get(t, job_id, true, job, err);
+    int rc = store_job_get(t, job_id, for_update, job, err);
     if (rc == ZBSO_ENOTFOUND)
         rc = err_set(err, ZBSO_ENOTFOUND, "Unknown job %s", job_id);
     return rc;
@@ -274,7 +309,7 @@ static int next_fn(store_txn *t, void *arg, zbso_err *err)
     opt_prune_decision *d = NULL;
     int rc;
 
-    if ((rc = load_job(t, w->job_id, &job, err)) < 0)
+    if ((rc = load_job(t, w->job_id, true, &job, err)) < 0)
         goto out;
     if (w->env->trial_timeout_s > 0) {
         rc = store_trials_fail_stale(t, job.spec.job_id, now - w->env->trial_timeout_s, now,
@@ -342,6 +377,7 @@ typedef struct report_work {
     const svc_env *env;
     const zbso_training_result *result;
     zbso_report_response *out;
+    bool answered;               /* OUT of report_read_fn: *out is the final answer */
 } report_work;
 
 /* Loads the trial named by id; 404 naming it when missing or of another batch size. */
@@ -356,28 +392,50 @@ static int load_trial(store_txn *t, const zbso_trial_id *id, zbso_trial *trial,
     return rc;
 }
 
+/* Loads the job (locked with for_update) and the reported trial, and decides the report
+ * at the env's current time into *job and *d. Returns 0, or 404/409 and store errors. */
+static int report_decide(store_txn *t, const report_work *w, bool for_update, zbso_job *job,
+                         opt_report_decision *d, zbso_err *err)
+{
+    const zbso_training_result *r = w->result;
+    zbso_trial trial;
+    int rc = load_job(t, r->trial.job_id, for_update, job, err);
+    if (rc < 0)
+        return rc;
+    if ((rc = load_trial(t, &r->trial, &trial, err)) < 0)
+        return rc;
+    return opt_report_decide(job, &trial, r, w->env->now(w->env->ctx), d, err);
+}
+
+/* Read unit: decides the report from a snapshot and answers it when the answer changes
+ * nothing (a repeated report, or keep training with the lease still fresh: SPEC §3.5
+ * makes most reports such), or when it is an error. Otherwise leaves w->answered false
+ * for report_fn, which decides again under the writer. */
+static int report_read_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    report_work *w = arg;
+    zbso_job job;
+    opt_report_decision d;
+    int rc = report_decide(t, w, false, &job, &d, err);
+    if (rc < 0)
+        return rc;
+    if (d.kind == OPT_REPORT_REPEATED || (d.kind == OPT_REPORT_CONTINUE && !d.renew_lease)) {
+        *w->out = d.response;
+        w->answered = true;
+    }
+    return 0;
+}
+
 static int report_fn(store_txn *t, void *arg, zbso_err *err)
 {
     report_work *w = arg;
-    const zbso_training_result *r = w->result;
-    double now = w->env->now(w->env->ctx);
     zbso_job job;
-    zbso_trial trial;
     zbso_arm arms[ZBSO_MAX_BATCH_SIZES];
     size_t n_arms = 0;
-    opt_report_decision *d = malloc(sizeof *d);
+    opt_report_decision dec, *d = &dec;
     int rc;
 
-    if (d == NULL) {
-        rc = err_set(err, ZBSO_ENOMEM, "out of memory deciding a report of job %s",
-                     r->trial.job_id);
-        goto out;
-    }
-    if ((rc = load_job(t, r->trial.job_id, &job, err)) < 0)
-        goto out;
-    if ((rc = load_trial(t, &r->trial, &trial, err)) < 0)
-        goto out;
-    if ((rc = opt_report_decide(&job, &trial, r, now, d, err)) < 0)
+    if ((rc = report_decide(t, w, true, &job, d, err)) < 0)
         goto out;
     *w->out = d->response;
     if (d->kind == OPT_REPORT_REPEATED)
@@ -411,14 +469,19 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
         break;
     }
 out:
-    free(d);
     return rc;
 }
 
 int svc_report(store *st, const svc_env *env, const zbso_training_result *result,
                zbso_report_response *out, zbso_err *err)
 {
-    report_work w = {env, result, out};
+    report_work w = {env, result, out, false};
+    /* Decide on a snapshot first; only a report that must store something goes to the
+     * writer, whose unit decides again from the latest state, so a request that slipped
+     * in between only changes which of the two answers. */
+    int rc = store_exec_read(st, report_read_fn, &w, err);
+    if (rc < 0 || w.answered)
+        return rc;
     return store_exec(st, report_fn, &w, err);
 }
 
@@ -427,22 +490,44 @@ int svc_report(store *st, const svc_env *env, const zbso_training_result *result
 typedef struct end_work {
     const svc_env *env;
     const zbso_trial_id *id;
+    bool dispatched;             /* OUT of end_read_fn: the trial is Dispatched */
 } end_work;
+
+/* Loads the job (locked with for_update, so that this serializes with the job's other
+ * requests) and the trial. Returns 0, or 404 naming what is missing, or a store error. */
+static int end_load(store_txn *t, const end_work *w, bool for_update, zbso_trial *trial,
+                    zbso_err *err)
+{
+    zbso_job job;
+    int rc = store_job_get(t, w->id->job_id, for_update, &job, err);
+    if (rc == ZBSO_ENOTFOUND)
+        rc = err_set(err, ZBSO_ENOTFOUND, "Could not find the trial: job %s is unknown",
+                     w->id->job_id);
+    if (rc < 0)
+        return rc;
+    return load_trial(t, w->id, trial, err);
+}
+
+/* Read unit: a trial that is no longer Dispatched is left as it is (the usual case: a
+ * client ends its trial on exit after its last report ended it), so only a Dispatched
+ * one needs end_fn. */
+static int end_read_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    end_work *w = arg;
+    zbso_trial trial;
+    int rc = end_load(t, w, false, &trial, err);
+    if (rc == 0)
+        w->dispatched = trial.status == ZBSO_TRIAL_DISPATCHED;
+    return rc;
+}
 
 static int end_fn(store_txn *t, void *arg, zbso_err *err)
 {
     end_work *w = arg;
-    zbso_job job;
     zbso_trial trial;
     int rc;
 
-    /* Lock the job first so this serializes with the job's other requests. */
-    if ((rc = store_job_get(t, w->id->job_id, true, &job, err)) == ZBSO_ENOTFOUND)
-        rc = err_set(err, ZBSO_ENOTFOUND, "Could not find the trial: job %s is unknown",
-                     w->id->job_id);
-    if (rc < 0)
-        goto out;
-    if ((rc = load_trial(t, w->id, &trial, err)) < 0)
+    if ((rc = end_load(t, w, true, &trial, err)) < 0)
         goto out;
     if (trial.status == ZBSO_TRIAL_DISPATCHED) {
         trial.status = ZBSO_TRIAL_FAILED;
@@ -455,7 +540,11 @@ out:
 
 int svc_end_trial(store *st, const svc_env *env, const zbso_trial_id *trial, zbso_err *err)
 {
-    end_work w = {env, trial};
+    end_work w = {env, trial, false};
+    /* A trial leaves Dispatched for good, so a snapshot that shows it ended is final. */
+    int rc = store_exec_read(st, end_read_fn, &w, err);
+    if (rc < 0 || !w.dispatched)
+        return rc;
     return store_exec(st, end_fn, &w, err);
 }
 

@@ -59,6 +59,7 @@ typedef struct mem_store {
     size_t n_jobs, cap_jobs;
     mem_undo *undo;              /* the running unit's log; capacity kept between units */
     size_t n_undo, cap_undo;
+    store_txn_ops read_ops;      /* mem_ops with writes refused, for exec_read */
 } mem_store;
 
 typedef struct mem_txn {
@@ -566,6 +567,7 @@ static int m_open(const char *url, const store_options *opt, store **out, zbso_e
         goto out;
     }
     st->base.backend = &store_memory_backend;
+    store_ops_read_only(&mem_ops, &st->read_ops);
     pthread_mutex_init(&st->mu, NULL);
     *out = &st->base;
 out:
@@ -608,6 +610,23 @@ static int m_exec(store *base, store_work_fn fn, void *arg, zbso_err *err)
     return rc;
 }
 
+/* Runs fn under the same mutex as m_exec, with the write operations refused, so there is
+ * nothing to undo. Returns fn's code, or ZBSO_EINTERNAL inside a unit of work. */
+static int m_exec_read(store *base, store_work_fn fn, void *arg, zbso_err *err)
+{
+    mem_store *st = (mem_store *)base;
+    mem_txn txn = {.base = {.ops = &st->read_ops}, .st = st};
+    if (unit_store == st)
+        return err_set(err, ZBSO_EINTERNAL,
+                       "store_exec_read called inside a unit of work on memory://");
+    pthread_mutex_lock(&st->mu);
+    unit_store = st;
+    int rc = fn(&txn.base, arg, err);
+    unit_store = NULL;
+    pthread_mutex_unlock(&st->mu);
+    return rc;
+}
+
 static int m_schema_version(store *st, int *out, zbso_err *err)
 {
     *out = 1;
@@ -629,7 +648,7 @@ static int m_migrate_sql(int from, int to, void (*fn)(void *ctx, const char *sql
 }
 
 const store_backend store_memory_backend = {
-    .version = 1,
+    .version = 2,
     .name = "memory",
     .open = m_open,
     .close = m_close,
@@ -638,4 +657,5 @@ const store_backend store_memory_backend = {
     .migrate = m_migrate,
     .migrate_sql = m_migrate_sql,
     .latest_schema_version = 1,
+    .exec_read = m_exec_read,
 };

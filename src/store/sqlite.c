@@ -1,5 +1,7 @@
 /* sqlite.c: the default backend: one SQLite file in WAL mode, its schema and migrations,
- * and one writer thread that runs every unit of work and commits them in groups.
+ * one writer thread that runs every unit of work and commits them in groups, a pool of
+ * read-only connections for read units run in their callers' threads, and a checkpointer
+ * thread that keeps WAL checkpoints off the writer.
  * The only file that talks to libsqlite3; SQLite codes never leave it untranslated. */
 #include <math.h>
 #include <pthread.h>
@@ -13,6 +15,14 @@
 
 #define SQ_GROUP_MAX 256         /* units of work per group commit */
 #define SQ_BUSY_TIMEOUT_MS 5000  /* waiting for another process's write lock */
+#define SQ_READERS_MAX 16        /* read-only connections; more callers wait for one */
+/* WAL pages after a commit that make a checkpoint due: SQLite's own autocheckpoint
+ * default, which the checkpointer thread takes over from the writer. */
+#define SQ_CKPT_PAGES 1000
+/* WAL pages after a commit that make the writer checkpoint itself, with RESTART: the WAL
+ * starts over only when a writer finds it wholly checkpointed and no reader in it, which
+ * a busy server may never give the checkpointer, so this bounds the file (64 MiB). */
+#define SQ_WAL_MAX_PAGES 16384
 #define SQ_LATEST 2
 
 /* Schema history. The version lives in PRAGMA user_version (0: empty database), set by
@@ -101,7 +111,7 @@ static const char *const *const steps[SQ_LATEST] = {schema_v1, schema_v2};
     "time, energy, metric, epochs, converged"
 
 enum {
-    S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_ROLLBACK_TO, S_RELEASE,
+    S_BEGIN, S_BEGIN_READ, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_ROLLBACK_TO, S_RELEASE,
     S_JOB_GET, S_JOB_INSERT, S_JOB_UPDATE, S_JOB_DELETE, S_JOB_IDS,
     S_TRIAL_INSERT, S_TRIAL_GET, S_TRIAL_UPDATE, S_TRIALS_LIST, S_TRIALS_LIST_BS,
     S_TRIALS_FAIL_STALE, S_ARMS_GET, S_ARM_PUT, S_USER_VERSION,
@@ -117,6 +127,7 @@ enum {
 
 static const char *const stmt_sql[S_COUNT] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
+    [S_BEGIN_READ] = "BEGIN",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
     [S_SAVEPOINT] = "SAVEPOINT u",
@@ -163,61 +174,90 @@ typedef struct sq_unit {
     zbso_err own_err;            /* err when the caller passed NULL */
 } sq_unit;
 
+/* A connection with its statements, each prepared on first use. */
+typedef struct sq_conn {
+    sqlite3 *db;
+    sqlite3_stmt *stmts[S_COUNT];
+    const char *path;            /* the store's, for messages */
+    struct sq_conn *next_free;   /* a reader in the pool's free list */
+} sq_conn;
+
 typedef struct sq_store {
     store base;
-    sqlite3 *db;                 /* used only by the writer thread once it runs */
-    sqlite3_stmt *stmts[S_COUNT];
+    sq_conn w;                   /* used only by the writer thread once it runs */
     pthread_t writer;
     bool writer_started;
     pthread_mutex_t mu;          /* guards head, tail, stopping, every unit's done */
     pthread_cond_t cv_work;
     sq_unit *head, *tail;
     bool stopping;
+
+    /* Readers: opened on demand, at most SQ_READERS_MAX, kept until close. */
+    pthread_mutex_t rmu;         /* guards the four fields below */
+    pthread_cond_t rcv;          /* a reader came back to the pool */
+    sq_conn *free_readers;
+    int n_readers;               /* open or being opened */
+    int n_free;
+    store_txn_ops read_ops;      /* sq_ops with writes refused */
+    bool echo_sql;
+
+    /* The checkpointer: its own connection, woken by the writer's WAL hook. */
+    sqlite3 *ckpt_db;
+    pthread_t ckpt;
+    bool ckpt_started;
+    pthread_mutex_t cmu;         /* guards ckpt_due, ckpt_stop and ckpt_frames */
+    pthread_cond_t ccv;
+    bool ckpt_due, ckpt_stop;
+    int ckpt_frames;             /* WAL frames the last checkpoint left checkpointed */
+
     char path[1024];
 } sq_store;
 
 typedef struct sq_txn {
     store_txn base;
-    sq_store *st;
+    sq_conn *c;
 } sq_txn;
+
+/* The store whose read unit this thread is running, to refuse a nested unit. */
+static _Thread_local const sq_store *read_unit;
 
 /* Fills err from the connection's last error. SQLITE_BUSY/LOCKED (another process holds
  * the database) is ZBSO_EUNAVAIL, everything else ZBSO_ESTORE. Returns the code. */
-static int sq_fail(sq_store *st, int rc, const char *what, const char *job_id, zbso_err *err)
+static int sq_fail(sq_conn *c, int rc, const char *what, const char *job_id, zbso_err *err)
 {
     int prim = rc & 0xff;
     int code = prim == SQLITE_BUSY || prim == SQLITE_LOCKED ? ZBSO_EUNAVAIL : ZBSO_ESTORE;
     if (job_id == NULL)
-        return err_set(err, code, "sqlite: %s failed on %s: %s (code %d)", what, st->path,
-                       sqlite3_errmsg(st->db), rc);
+        return err_set(err, code, "sqlite: %s failed on %s: %s (code %d)", what, c->path,
+                       sqlite3_errmsg(c->db), rc);
     return err_set(err, code, "sqlite: %s for job \"%.300s\" failed: %s (code %d)", what,
-                   job_id, sqlite3_errmsg(st->db), rc);
+                   job_id, sqlite3_errmsg(c->db), rc);
 }
 
 /* Returns the cached statement id, prepared on first use (the schema exists by then), or
  * NULL with err set. The caller resets it after use. */
-static sqlite3_stmt *sq_stmt(sq_store *st, int id, zbso_err *err)
+static sqlite3_stmt *sq_stmt(sq_conn *c, int id, zbso_err *err)
 {
-    if (st->stmts[id] == NULL) {
-        int rc = sqlite3_prepare_v3(st->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
-                                    &st->stmts[id], NULL);
+    if (c->stmts[id] == NULL) {
+        int rc = sqlite3_prepare_v3(c->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
+                                    &c->stmts[id], NULL);
         if (rc != SQLITE_OK) {
             err_set(err, ZBSO_ESTORE, "sqlite: preparing \"%.200s\" failed: %s", stmt_sql[id],
-                    sqlite3_errmsg(st->db));
+                    sqlite3_errmsg(c->db));
             return NULL;
         }
     }
-    return st->stmts[id];
+    return c->stmts[id];
 }
 
 /* Steps a statement that returns no rows, then resets it. Returns 0 or a code. */
-static int sq_run(sq_store *st, int id, const char *what, const char *job_id, zbso_err *err)
+static int sq_run(sq_conn *c, int id, const char *what, const char *job_id, zbso_err *err)
 {
-    sqlite3_stmt *s = sq_stmt(st, id, err);
+    sqlite3_stmt *s = sq_stmt(c, id, err);
     if (s == NULL)
         return ZBSO_ESTORE;
     int rc = sqlite3_step(s);
-    int out = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : sq_fail(st, rc, what, job_id, err);
+    int out = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : sq_fail(c, rc, what, job_id, err);
     sqlite3_reset(s);
     return out;
 }
@@ -241,9 +281,9 @@ static void col_text(sqlite3_stmt *s, int i, char *out, size_t cap)
     snprintf(out, cap, "%s", t != NULL ? (const char *)t : "");
 }
 
-static sq_store *txn_store(store_txn *t)
+static sq_conn *txn_conn(store_txn *t)
 {
-    return ((sq_txn *)t)->st;
+    return ((sq_txn *)t)->c;
 }
 
 /* Binds the job's columns as ?1..?25 in JOB_COLS order. */
@@ -386,20 +426,20 @@ static void col_trial(sqlite3_stmt *s, zbso_trial *tr)
 /* Steps a write statement; maps constraint failures to domain codes: a taken key is
  * ZBSO_ECONFLICT, a missing parent job ZBSO_ENOTFOUND. 0 on success; n_changed
  * (may be NULL) receives the rows changed. Resets s. */
-static int sq_write(sq_store *st, sqlite3_stmt *s, const char *what, const char *job_id,
+static int sq_write(sq_conn *c, sqlite3_stmt *s, const char *what, const char *job_id,
                     int64_t *n_changed, zbso_err *err)
 {
     int rc = sqlite3_step(s);
     int out = 0;
     if (rc == SQLITE_DONE) {
         if (n_changed != NULL)
-            *n_changed = sqlite3_changes64(st->db);
+            *n_changed = sqlite3_changes64(c->db);
     } else if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE) {
         out = err_set(err, ZBSO_ECONFLICT, "%s: job \"%.300s\" already has that key", what, job_id);
     } else if (rc == SQLITE_CONSTRAINT_FOREIGNKEY) {
         out = err_set(err, ZBSO_ENOTFOUND, "%s: job \"%.300s\" not found", what, job_id);
     } else {
-        out = sq_fail(st, rc, what, job_id, err);
+        out = sq_fail(c, rc, what, job_id, err);
     }
     sqlite3_reset(s);
     return out;
@@ -410,8 +450,8 @@ static int sq_write(sq_store *st, sqlite3_stmt *s, const char *what, const char 
 static int q_job_get(store_txn *t, const char *id, bool for_update, zbso_job *out,
                      zbso_err *err)
 {
-    sq_store *st = txn_store(t);
-    sqlite3_stmt *s = sq_stmt(st, S_JOB_GET, err);
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_JOB_GET, err);
     if (s == NULL)
         return ZBSO_ESTORE;
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
@@ -421,19 +461,19 @@ static int q_job_get(store_txn *t, const char *id, bool for_update, zbso_job *ou
     else if (rc == SQLITE_DONE)
         out_rc = err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", id);
     else
-        out_rc = sq_fail(st, rc, "job_get", id, err);
+        out_rc = sq_fail(c, rc, "job_get", id, err);
     sqlite3_reset(s);
     return out_rc;
 }
 
 static int q_job_insert(store_txn *t, const zbso_job *job, zbso_err *err)
 {
-    sq_store *st = txn_store(t);
-    sqlite3_stmt *s = sq_stmt(st, S_JOB_INSERT, err);
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_JOB_INSERT, err);
     if (s == NULL)
         return ZBSO_ESTORE;
     bind_job(s, job);
-    int rc = sq_write(st, s, "job_insert", job->spec.job_id, NULL, err);
+    int rc = sq_write(c, s, "job_insert", job->spec.job_id, NULL, err);
     if (rc == ZBSO_ECONFLICT)
         rc = err_set(err, ZBSO_ECONFLICT, "job \"%.300s\" already exists", job->spec.job_id);
     return rc;
@@ -444,13 +484,13 @@ static int q_job_insert(store_txn *t, const zbso_job *job, zbso_err *err)
  * binding ?25 returns SQLITE_RANGE, which is harmless and ignored. */
 static int q_job_update(store_txn *t, const zbso_job *job, zbso_err *err)
 {
-    sq_store *st = txn_store(t);
-    sqlite3_stmt *s = sq_stmt(st, S_JOB_UPDATE, err);
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_JOB_UPDATE, err);
     int64_t n = 0;
     if (s == NULL)
         return ZBSO_ESTORE;
     bind_job(s, job);
-    int rc = sq_write(st, s, "job_update", job->spec.job_id, &n, err);
+    int rc = sq_write(c, s, "job_update", job->spec.job_id, &n, err);
     if (rc == 0 && n == 0)
         rc = err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", job->spec.job_id);
     return rc;
@@ -459,13 +499,13 @@ static int q_job_update(store_txn *t, const zbso_job *job, zbso_err *err)
 /* Deletes the job; its trials and arms go with it (ON DELETE CASCADE). */
 static int q_job_delete(store_txn *t, const char *id, zbso_err *err)
 {
-    sq_store *st = txn_store(t);
-    sqlite3_stmt *s = sq_stmt(st, S_JOB_DELETE, err);
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_JOB_DELETE, err);
     int64_t n = 0;
     if (s == NULL)
         return ZBSO_ESTORE;
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-    int rc = sq_write(st, s, "job_delete", id, &n, err);
+    int rc = sq_write(c, s, "job_delete", id, &n, err);
     if (rc == 0 && n == 0)
         rc = err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", id);
     return rc;
@@ -474,8 +514,8 @@ static int q_job_delete(store_txn *t, const char *id, zbso_err *err)
 static int q_job_ids(store_txn *t, int (*fn)(void *ctx, const char *job_id), void *ctx,
                      zbso_err *err)
 {
-    sq_store *st = txn_store(t);
-    sqlite3_stmt *s = sq_stmt(st, S_JOB_IDS, err);
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_JOB_IDS, err);
     char id[ZBSO_ID_MAX + 1];
     int rc, out = 0;
     if (s == NULL)
@@ -487,7 +527,7 @@ static int q_job_ids(store_txn *t, int (*fn)(void *ctx, const char *job_id), voi
             goto out;
     }
     if (rc != SQLITE_DONE)
-        out = sq_fail(st, rc, "job_ids", NULL, err);
+        out = sq_fail(c, rc, "job_ids", NULL, err);
 out:
     sqlite3_reset(s);
     return out;
@@ -496,12 +536,12 @@ out:
 static int q_trial_insert(store_txn *t, const char *id, const zbso_trial *trial,
                           zbso_err *err)
 {
-    sq_store *st = txn_store(t);
-    sqlite3_stmt *s = sq_stmt(st, S_TRIAL_INSERT, err);
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_TRIAL_INSERT, err);
     if (s == NULL)
         return ZBSO_ESTORE;
     bind_trial(s, id, trial);
-    int rc = sq_write(st, s, "trial_insert", id, NULL, err);
+    int rc = sq_write(c, s, "trial_insert", id, NULL, err);
     if (rc == ZBSO_ECONFLICT)
         rc = err_set(err, ZBSO_ECONFLICT, "trial %lld of job \"%.300s\" already exists",
                      (long long)trial->trial_number, id);
@@ -511,8 +551,8 @@ static int q_trial_insert(store_txn *t, const char *id, const zbso_trial *trial,
 static int q_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *out,
                        zbso_err *err)
 {
-    sq_store *st = txn_store(t);
-    sqlite3_stmt *s = sq_stmt(st, S_TRIAL_GET, err);
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_TRIAL_GET, err);
     if (s == NULL)
         return ZBSO_ESTORE;
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
@@ -524,7 +564,7 @@ static int q_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *out,
         out_rc = err_set(err, ZBSO_ENOTFOUND, "trial %lld of job \"%.300s\" not found",
                          (long long)n, id);
     else
-        out_rc = sq_fail(st, rc, "trial_get", id, err);
+        out_rc = sq_fail(c, rc, "trial_get", id, err);
     sqlite3_reset(s);
     return out_rc;
 }
@@ -532,13 +572,13 @@ static int q_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *out,
 static int q_trial_update(store_txn *t, const char *id, const zbso_trial *trial,
                           zbso_err *err)
 {
-    sq_store *st = txn_store(t);
-    sqlite3_stmt *s = sq_stmt(st, S_TRIAL_UPDATE, err);
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_TRIAL_UPDATE, err);
     int64_t n = 0;
     if (s == NULL)
         return ZBSO_ESTORE;
     bind_trial(s, id, trial);
-    int rc = sq_write(st, s, "trial_update", id, &n, err);
+    int rc = sq_write(c, s, "trial_update", id, &n, err);
     if (rc == 0 && n == 0)
         rc = err_set(err, ZBSO_ENOTFOUND, "trial %lld of job \"%.300s\" not found",
                      (long long)trial->trial_number, id);
@@ -550,8 +590,8 @@ static int q_trial_update(store_txn *t, const char *id, const zbso_trial *trial,
 static int q_trials_list(store_txn *t, const char *id, const store_trial_query *q,
                          store_trial_fn fn, void *ctx, zbso_err *err)
 {
-    sq_store *st = txn_store(t);
-    sqlite3_stmt *s = sq_stmt(st, q->batch_size != 0 ? S_TRIALS_LIST_BS : S_TRIALS_LIST, err);
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, q->batch_size != 0 ? S_TRIALS_LIST_BS : S_TRIALS_LIST, err);
     zbso_trial tr;
     int rc, out = 0;
     if (s == NULL)
@@ -569,7 +609,7 @@ static int q_trials_list(store_txn *t, const char *id, const store_trial_query *
             goto out;
     }
     if (rc != SQLITE_DONE)
-        out = sq_fail(st, rc, "trials_list", id, err);
+        out = sq_fail(c, rc, "trials_list", id, err);
 out:
     sqlite3_reset(s);
     return out;
@@ -578,15 +618,15 @@ out:
 static int q_trials_fail_stale(store_txn *t, const char *id, double cutoff, double now,
                                int64_t *n_failed, zbso_err *err)
 {
-    sq_store *st = txn_store(t);
-    sqlite3_stmt *s = sq_stmt(st, S_TRIALS_FAIL_STALE, err);
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_TRIALS_FAIL_STALE, err);
     int64_t n = 0;
     int rc = ZBSO_ESTORE;
     if (s != NULL) {
         sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
         bind_double(s, 2, cutoff);
         bind_double(s, 3, now);
-        rc = sq_write(st, s, "trials_fail_stale", id, &n, err);
+        rc = sq_write(c, s, "trials_fail_stale", id, &n, err);
     }
     if (n_failed != NULL)
         *n_failed = n;
@@ -596,8 +636,8 @@ static int q_trials_fail_stale(store_txn *t, const char *id, double cutoff, doub
 static int q_arms_get(store_txn *t, const char *id, zbso_arm *out, size_t cap,
                       size_t *n_out, zbso_err *err)
 {
-    sq_store *st = txn_store(t);
-    sqlite3_stmt *s = sq_stmt(st, S_ARMS_GET, err);
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_ARMS_GET, err);
     size_t n = 0;
     int rc, out_rc = 0;
     *n_out = 0;
@@ -617,7 +657,7 @@ static int q_arms_get(store_txn *t, const char *id, zbso_arm *out, size_t cap,
         n++;
     }
     if (rc != SQLITE_DONE) {
-        out_rc = sq_fail(st, rc, "arms_get", id, err);
+        out_rc = sq_fail(c, rc, "arms_get", id, err);
         goto out;
     }
     *n_out = n;
@@ -628,8 +668,8 @@ out:
 
 static int q_arm_put(store_txn *t, const char *id, const zbso_arm *arm, zbso_err *err)
 {
-    sq_store *st = txn_store(t);
-    sqlite3_stmt *s = sq_stmt(st, S_ARM_PUT, err);
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_ARM_PUT, err);
     if (s == NULL)
         return ZBSO_ESTORE;
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
@@ -637,7 +677,7 @@ static int q_arm_put(store_txn *t, const char *id, const zbso_arm *arm, zbso_err
     bind_double(s, 3, arm->param_mean);
     bind_double(s, 4, arm->param_precision);
     sqlite3_bind_int64(s, 5, arm->num_observations);
-    return sq_write(st, s, "arm_put", id, NULL, err);
+    return sq_write(c, s, "arm_put", id, NULL, err);
 }
 
 static const store_txn_ops sq_ops = {
@@ -664,44 +704,44 @@ static void group_fail(sq_unit *g, int code, const char *why)
 
 /* Runs a group of units in one transaction, each in its own savepoint, and commits once.
  * Sets every unit's rc (and err on failure). */
-static void run_group(sq_store *st, sq_unit *g)
+static void run_group(sq_conn *c, sq_unit *g)
 {
-    sq_txn txn = {.base = {.ops = &sq_ops}, .st = st};
+    sq_txn txn = {.base = {.ops = &sq_ops}, .c = c};
     zbso_err e;
     char why[ZBSO_ERR_MSG_MAX];
-    int rc = sq_run(st, S_BEGIN, "BEGIN IMMEDIATE", NULL, &e);
+    int rc = sq_run(c, S_BEGIN, "BEGIN IMMEDIATE", NULL, &e);
     if (rc < 0) {
         group_fail(g, rc, e.msg);
         return;
     }
     for (sq_unit *u = g; u != NULL; u = u->next) {
-        rc = sq_run(st, S_SAVEPOINT, "SAVEPOINT", NULL, &e);
+        rc = sq_run(c, S_SAVEPOINT, "SAVEPOINT", NULL, &e);
         if (rc < 0)
             goto broken;
         u->rc = u->fn(&txn.base, u->arg, u->err);
-        if (sqlite3_get_autocommit(st->db)) {
+        if (sqlite3_get_autocommit(c->db)) {
             /* SQLite rolled the whole transaction back (I/O error, disk full): the
              * group's earlier work is gone too. */
             rc = err_set(&e, ZBSO_ESTORE, "sqlite: the transaction was rolled back: %s",
-                         sqlite3_errmsg(st->db));
+                         sqlite3_errmsg(c->db));
             goto broken;
         }
         if (u->rc < 0) {
-            rc = sq_run(st, S_ROLLBACK_TO, "ROLLBACK TO", NULL, &e);
+            rc = sq_run(c, S_ROLLBACK_TO, "ROLLBACK TO", NULL, &e);
             if (rc < 0)
                 goto broken;
         }
-        rc = sq_run(st, S_RELEASE, "RELEASE", NULL, &e);
+        rc = sq_run(c, S_RELEASE, "RELEASE", NULL, &e);
         if (rc < 0)
             goto broken;
     }
-    rc = sq_run(st, S_COMMIT, "COMMIT", NULL, &e);
+    rc = sq_run(c, S_COMMIT, "COMMIT", NULL, &e);
     if (rc == 0)
         return;
 broken:
     snprintf(why, sizeof why, "%s", e.msg);
-    if (!sqlite3_get_autocommit(st->db))
-        sq_run(st, S_ROLLBACK, "ROLLBACK", NULL, &e);
+    if (!sqlite3_get_autocommit(c->db))
+        sq_run(c, S_ROLLBACK, "ROLLBACK", NULL, &e);
     group_fail(g, ZBSO_ESTORE, why);
 }
 
@@ -724,7 +764,7 @@ static void *writer_main(void *arg)
             st->tail = NULL;
         last->next = NULL;
         pthread_mutex_unlock(&st->mu);
-        run_group(st, g);
+        run_group(&st->w, g);
         pthread_mutex_lock(&st->mu);
         while (g != NULL) {
             /* Read next first: once done is set the unit's owner may return. */
@@ -740,11 +780,12 @@ static void *writer_main(void *arg)
 
 /* Queues fn for the writer and waits. Returns fn's code, ZBSO_ESTORE/EUNAVAIL when the
  * group's transaction failed (then nothing of fn's work is stored), or ZBSO_EINTERNAL
- * when called from inside a unit of work (it would wait on itself forever). */
+ * when called from inside a unit of work (it would wait on itself forever, or for a read
+ * unit, hold a snapshot that the write cannot see through). */
 static int sq_exec(store *base, store_work_fn fn, void *arg, zbso_err *err)
 {
     sq_store *st = (sq_store *)base;
-    if (pthread_equal(pthread_self(), st->writer))
+    if (pthread_equal(pthread_self(), st->writer) || read_unit == st)
         return err_set(err, ZBSO_EINTERNAL, "store_exec called inside a unit of work on %s",
                        st->path);
     sq_unit u = {.fn = fn, .arg = arg, .rc = 0};
@@ -764,16 +805,222 @@ static int sq_exec(store *base, store_work_fn fn, void *arg, zbso_err *err)
     return u.rc;
 }
 
+/* Finalizes c's statements and closes its connection (a NULL db is a no-op). */
+static void conn_close(sq_conn *c)
+{
+    for (int i = 0; i < S_COUNT; i++) {
+        sqlite3_finalize(c->stmts[i]);
+        c->stmts[i] = NULL;
+    }
+    if (sqlite3_close(c->db) != SQLITE_OK)
+        log_error("closing database %s: %s", c->path, sqlite3_errmsg(c->db));
+    c->db = NULL;
+}
+
+static int trace_cb(unsigned type, void *ctx, void *p, void *x);
+
+/* Opens a read-only connection to st's file. Returns 0 with *out (the caller's, freed
+ * with conn_close and free) or ZBSO_ENOMEM / ZBSO_ESTORE with err naming the path. */
+static int reader_open(sq_store *st, sq_conn **out, zbso_err *err)
+{
+    int rc = 0;
+    sq_conn *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory opening a reader of %s", st->path);
+        goto out;
+    }
+    c->path = st->path;
+    /* NOMUTEX: a reader belongs to one caller at a time, handed over under st->rmu. */
+    rc = sqlite3_open_v2(st->path, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        rc = err_set(err, ZBSO_ESTORE, "cannot open a reader of database file %s: %s",
+                     st->path, c->db != NULL ? sqlite3_errmsg(c->db) : "out of memory");
+        goto out;
+    }
+    sqlite3_extended_result_codes(c->db, 1);
+    sqlite3_busy_timeout(c->db, SQ_BUSY_TIMEOUT_MS);
+    if (st->echo_sql)
+        sqlite3_trace_v2(c->db, SQLITE_TRACE_STMT, trace_cb, NULL);
+    *out = c;
+    c = NULL;
+out:
+    if (c != NULL) {
+        conn_close(c);
+        free(c);
+    }
+    return rc;
+}
+
+/* Takes a reader from the pool, opening one while fewer than SQ_READERS_MAX exist, else
+ * waiting for one to come back. Returns 0 with *out, or reader_open's failure. */
+static int reader_get(sq_store *st, sq_conn **out, zbso_err *err)
+{
+    int rc = 0;
+    pthread_mutex_lock(&st->rmu);
+    while (st->free_readers == NULL && st->n_readers == SQ_READERS_MAX)
+        pthread_cond_wait(&st->rcv, &st->rmu);
+    sq_conn *c = st->free_readers;
+    if (c != NULL) {
+        st->free_readers = c->next_free;
+        st->n_free--;
+        pthread_mutex_unlock(&st->rmu);
+        *out = c;
+        goto out;
+    }
+    /* Count the new reader now, so that opening it needs no lock held. */
+    st->n_readers++;
+    pthread_mutex_unlock(&st->rmu);
+    rc = reader_open(st, out, err);
+    if (rc < 0) {
+        pthread_mutex_lock(&st->rmu);
+        st->n_readers--;
+        pthread_cond_signal(&st->rcv);
+        pthread_mutex_unlock(&st->rmu);
+    }
+out:
+    return rc;
+}
+
+/* Gives c back to the pool; a broken reader (still inside a transaction it could not
+ * end) is closed instead, so the next caller opens a fresh one. */
+static void reader_put(sq_store *st, sq_conn *c, bool broken)
+{
+    if (broken) {
+        conn_close(c);
+        free(c);
+    }
+    pthread_mutex_lock(&st->rmu);
+    if (broken) {
+        st->n_readers--;
+    } else {
+        c->next_free = st->free_readers;
+        st->free_readers = c;
+        st->n_free++;
+    }
+    pthread_cond_signal(&st->rcv);
+    pthread_mutex_unlock(&st->rmu);
+}
+
+/* Runs fn on a pooled reader inside BEGIN ... ROLLBACK: one snapshot, taken at the first
+ * read, of what the writer has committed, and WAL readers see only committed frames,
+ * which synchronous=FULL has synced before the writer's callers are answered. Returns
+ * fn's code, a database error, or ZBSO_EINTERNAL inside a unit of work of st. */
+static int sq_exec_read(store *base, store_work_fn fn, void *arg, zbso_err *err)
+{
+    sq_store *st = (sq_store *)base;
+    sq_conn *c = NULL;
+    int rc;
+    if (pthread_equal(pthread_self(), st->writer) || read_unit == st)
+        return err_set(err, ZBSO_EINTERNAL,
+                       "store_exec_read called inside a unit of work on %s", st->path);
+    if ((rc = reader_get(st, &c, err)) < 0)
+        return rc;
+    sq_txn txn = {.base = {.ops = &st->read_ops}, .c = c};
+    rc = sq_run(c, S_BEGIN_READ, "BEGIN", NULL, err);
+    if (rc == 0) {
+        read_unit = st;
+        rc = fn(&txn.base, arg, err);
+        read_unit = NULL;
+    }
+    /* A read unit keeps nothing: ending it only releases the snapshot. */
+    if (!sqlite3_get_autocommit(c->db))
+        sq_run(c, S_ROLLBACK, "ROLLBACK", NULL, NULL);
+    reader_put(st, c, !sqlite3_get_autocommit(c->db));
+    return rc;
+}
+
+/* The checkpointer thread: runs a PASSIVE checkpoint each time the WAL hook says one is
+ * due. PASSIVE never takes the write lock, so the writer keeps committing while the
+ * database file is written and synced here. Leaves once ckpt_stop is set; the last
+ * connection's close checkpoints what is left. */
+static void *ckpt_main(void *arg)
+{
+    sq_store *st = arg;
+    pthread_mutex_lock(&st->cmu);
+    for (;;) {
+        while (!st->ckpt_due && !st->ckpt_stop)
+            pthread_cond_wait(&st->ccv, &st->cmu);
+        if (st->ckpt_stop)
+            break;
+        st->ckpt_due = false;
+        pthread_mutex_unlock(&st->cmu);
+        int n_done = 0;
+        int rc = sqlite3_wal_checkpoint_v2(st->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+                                           NULL, &n_done);
+        if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
+            log_warn("database %s: checkpoint failed: %s (code %d)", st->path,
+                     sqlite3_errmsg(st->ckpt_db), rc);
+        pthread_mutex_lock(&st->cmu);
+        st->ckpt_frames = n_done > 0 ? n_done : 0;
+    }
+    pthread_mutex_unlock(&st->cmu);
+    return NULL;
+}
+
+/* The writer connection's WAL hook, called after each commit (its locks released) with
+ * the WAL's size in pages: once SQ_CKPT_PAGES of them are past the last checkpoint,
+ * wakes the checkpointer instead of checkpointing here; past SQ_WAL_MAX_PAGES,
+ * checkpoints here and waits for the readers to leave the WAL so that the next commit
+ * starts it over. */
+static int wal_hook(void *ctx, sqlite3 *db, const char *name, int n_pages)
+{
+    sq_store *st = ctx;
+    if (n_pages >= SQ_WAL_MAX_PAGES) {
+        int rc = sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+        if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
+            log_warn("database %s: checkpoint failed: %s (code %d)", st->path,
+                     sqlite3_errmsg(db), rc);
+        return SQLITE_OK;
+    }
+    pthread_mutex_lock(&st->cmu);
+    /* Fewer pages than the last checkpoint reached: the WAL has started over since. */
+    int backlog = n_pages >= st->ckpt_frames ? n_pages - st->ckpt_frames : n_pages;
+    if (backlog >= SQ_CKPT_PAGES && !st->ckpt_due) {
+        st->ckpt_due = true;
+        pthread_cond_signal(&st->ccv);
+    }
+    pthread_mutex_unlock(&st->cmu);
+    return SQLITE_OK;
+}
+
+/* Opens the checkpointer's connection, hands the writer's automatic checkpoints over to
+ * it and starts its thread. Returns 0 or ZBSO_ESTORE with err naming the path. */
+static int ckpt_start(sq_store *st, zbso_err *err)
+{
+    int rc = sqlite3_open_v2(st->path, &st->ckpt_db, SQLITE_OPEN_READWRITE |
+                             SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK)
+        return err_set(err, ZBSO_ESTORE, "cannot open the checkpointer's connection to %s: %s",
+                       st->path, st->ckpt_db != NULL ? sqlite3_errmsg(st->ckpt_db)
+                                                     : "out of memory");
+    sqlite3_extended_result_codes(st->ckpt_db, 1);
+    /* A connection finds the WAL only when it first reads; until then SQLite 3.40 takes
+     * a checkpoint request for a no-op and reports success. */
+    rc = sqlite3_exec(st->ckpt_db, "PRAGMA user_version", NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return err_set(err, ZBSO_ESTORE, "cannot read %s from the checkpointer's connection:"
+                       " %s", st->path, sqlite3_errmsg(st->ckpt_db));
+    if (pthread_create(&st->ckpt, NULL, ckpt_main, st) != 0)
+        return err_set(err, ZBSO_ESTORE, "cannot start the checkpointer thread for %s",
+                       st->path);
+    st->ckpt_started = true;
+    /* The hook replaces SQLite's autocheckpoint, which would run on the writer thread
+     * and stall every queued unit for the checkpoint's fsync of the database file. */
+    sqlite3_wal_autocheckpoint(st->w.db, 0);
+    sqlite3_wal_hook(st->w.db, wal_hook, st);
+    return 0;
+}
+
 /* Runs the steps that take the database from version `from` to `to`, in the caller's
  * transaction. Returns 0 or ZBSO_ESTORE naming the statement that failed. */
-static int apply_steps(sq_store *st, int from, int to, zbso_err *err)
+static int apply_steps(sq_conn *c, int from, int to, zbso_err *err)
 {
     for (int v = from + 1; v <= to; v++) {
         for (const char *const *sql = steps[v - 1]; *sql != NULL; sql++) {
             char *msg = NULL;
-            if (sqlite3_exec(st->db, *sql, NULL, NULL, &msg) != SQLITE_OK) {
+            if (sqlite3_exec(c->db, *sql, NULL, NULL, &msg) != SQLITE_OK) {
                 int rc = err_set(err, ZBSO_ESTORE, "%s: migration to schema version %d failed: %s",
-                                 st->path, v, msg != NULL ? msg : sqlite3_errmsg(st->db));
+                                 c->path, v, msg != NULL ? msg : sqlite3_errmsg(c->db));
                 sqlite3_free(msg);
                 return rc;
             }
@@ -783,16 +1030,16 @@ static int apply_steps(sq_store *st, int from, int to, zbso_err *err)
 }
 
 /* Reads PRAGMA user_version. Returns 0 or a translated error. */
-static int read_version(sq_store *st, int *out, zbso_err *err)
+static int read_version(sq_conn *c, int *out, zbso_err *err)
 {
-    sqlite3_stmt *s = sq_stmt(st, S_USER_VERSION, err);
+    sqlite3_stmt *s = sq_stmt(c, S_USER_VERSION, err);
     if (s == NULL)
         return ZBSO_ESTORE;
     int rc = sqlite3_step(s), out_rc = 0;
     if (rc == SQLITE_ROW)
         *out = sqlite3_column_int(s, 0);
     else
-        out_rc = sq_fail(st, rc, "reading the schema version", NULL, err);
+        out_rc = sq_fail(c, rc, "reading the schema version", NULL, err);
     sqlite3_reset(s);
     return out_rc;
 }
@@ -806,15 +1053,15 @@ typedef struct migrate_arg {
  * ZBSO_ESCHEMA. */
 static int migrate_unit(store_txn *t, void *argp, zbso_err *err)
 {
-    sq_store *st = txn_store(t);
+    sq_conn *c = txn_conn(t);
     migrate_arg *a = argp;
-    int rc = read_version(st, &a->version, err);
+    int rc = read_version(c, &a->version, err);
     if (rc < 0 || a->to == 0 || a->to == a->version)
         return rc;
     if (a->to < a->version)
         return err_set(err, ZBSO_ESCHEMA, "%s: schema version %d cannot go down to %d",
-                       st->path, a->version, a->to);
-    rc = apply_steps(st, a->version, a->to, err);
+                       c->path, a->version, a->to);
+    rc = apply_steps(c, a->version, a->to, err);
     if (rc == 0)
         a->version = a->to;
     return rc;
@@ -868,34 +1115,34 @@ static int trace_cb(unsigned type, void *ctx, void *p, void *x)
 
 /* Sets the connection up (WAL, synchronous=FULL, foreign keys) and checks, creates or
  * migrates the schema. Returns 0 or a code with err naming the path. */
-static int prepare_db(sq_store *st, const store_options *opt, zbso_err *err)
+static int prepare_db(sq_conn *c, const store_options *opt, zbso_err *err)
 {
     char *msg = NULL;
     int rc = 0, version = 0, n_tables = 0;
-    rc = sqlite3_exec(st->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+    rc = sqlite3_exec(c->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
                       " PRAGMA foreign_keys = ON;", NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
         rc = err_set(err, (rc & 0xff) == SQLITE_BUSY ? ZBSO_EUNAVAIL : ZBSO_ESTORE,
-                     "cannot use database file %s: %s", st->path,
-                     msg != NULL ? msg : sqlite3_errmsg(st->db));
+                     "cannot use database file %s: %s", c->path,
+                     msg != NULL ? msg : sqlite3_errmsg(c->db));
         goto out;
     }
-    rc = read_version(st, &version, err);
+    rc = read_version(c, &version, err);
     if (rc < 0)
         goto out;
     sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'",
+    if (sqlite3_prepare_v2(c->db, "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'",
                            -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
         n_tables = sqlite3_column_int(s, 0);
     sqlite3_finalize(s);
     if (version == 0 && n_tables > 0) {
         rc = err_set(err, ZBSO_ESCHEMA, "database %s holds tables but no zbso schema version;"
-                     " it is not a zbso database", st->path);
+                     " it is not a zbso database", c->path);
         goto out;
     }
     if (version > SQ_LATEST && !opt->any_schema) {
         rc = err_set(err, ZBSO_ESCHEMA, "database %s has schema version %d, newer than this"
-                     " binary's %d; use a newer zbso", st->path, version, SQ_LATEST);
+                     " binary's %d; use a newer zbso", c->path, version, SQ_LATEST);
         goto out;
     }
     /* zbso migrate opens at any version and then calls migrate (which refuses to go down). */
@@ -903,27 +1150,27 @@ static int prepare_db(sq_store *st, const store_options *opt, zbso_err *err)
         goto out;
     if (version == 0 && !opt->create_if_empty && !opt->migrate) {
         rc = err_set(err, ZBSO_ESCHEMA, "database %s is empty (schema version 0, this binary's"
-                     " is %d); run `zbso migrate`", st->path, SQ_LATEST);
+                     " is %d); run `zbso migrate`", c->path, SQ_LATEST);
         goto out;
     }
     if (version > 0 && !opt->migrate) {
         rc = err_set(err, ZBSO_ESCHEMA, "database %s has schema version %d, older than this"
                      " binary's %d; run `zbso migrate` (or serve with --migrate)",
-                     st->path, version, SQ_LATEST);
+                     c->path, version, SQ_LATEST);
         goto out;
     }
-    rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    rc = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
-        rc = sq_fail(st, rc, "BEGIN IMMEDIATE (schema)", NULL, err);
+        rc = sq_fail(c, rc, "BEGIN IMMEDIATE (schema)", NULL, err);
         goto out;
     }
-    rc = apply_steps(st, version, SQ_LATEST, err);
-    if (rc == 0 && sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        rc = sq_fail(st, SQLITE_ERROR, "COMMIT (schema)", NULL, err);
-    if (rc < 0 && !sqlite3_get_autocommit(st->db))
-        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    rc = apply_steps(c, version, SQ_LATEST, err);
+    if (rc == 0 && sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = sq_fail(c, SQLITE_ERROR, "COMMIT (schema)", NULL, err);
+    if (rc < 0 && !sqlite3_get_autocommit(c->db))
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
     if (rc == 0)
-        log_info("database %s: schema version %d -> %d", st->path, version, SQ_LATEST);
+        log_info("database %s: schema version %d -> %d", c->path, version, SQ_LATEST);
 out:
     sqlite3_free(msg);
     return rc;
@@ -953,22 +1200,31 @@ static int sq_open(const char *url, const store_options *opt, store **out, zbso_
     }
     st->base.backend = &store_sqlite_backend;
     snprintf(st->path, sizeof st->path, "%s", path);
+    st->w.path = st->path;
+    st->echo_sql = opt->echo_sql;
+    store_ops_read_only(&sq_ops, &st->read_ops);
     pthread_mutex_init(&st->mu, NULL);
     pthread_cond_init(&st->cv_work, NULL);
+    pthread_mutex_init(&st->rmu, NULL);
+    pthread_cond_init(&st->rcv, NULL);
+    pthread_mutex_init(&st->cmu, NULL);
+    pthread_cond_init(&st->ccv, NULL);
     /* NOMUTEX: after this function only the writer thread touches the connection. */
-    rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+    rc = sqlite3_open_v2(path, &st->w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                          SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         rc = err_set(err, ZBSO_ESTORE, "cannot open database file %s: %s", path,
-                     st->db != NULL ? sqlite3_errmsg(st->db) : "out of memory");
+                     st->w.db != NULL ? sqlite3_errmsg(st->w.db) : "out of memory");
         goto out;
     }
-    sqlite3_extended_result_codes(st->db, 1);
-    sqlite3_busy_timeout(st->db, SQ_BUSY_TIMEOUT_MS);
+    sqlite3_extended_result_codes(st->w.db, 1);
+    sqlite3_busy_timeout(st->w.db, SQ_BUSY_TIMEOUT_MS);
     if (opt->echo_sql)
-        sqlite3_trace_v2(st->db, SQLITE_TRACE_STMT, trace_cb, NULL);
-    rc = prepare_db(st, opt, err);
+        sqlite3_trace_v2(st->w.db, SQLITE_TRACE_STMT, trace_cb, NULL);
+    rc = prepare_db(&st->w, opt, err);
     if (rc < 0)
+        goto out;
+    if ((rc = ckpt_start(st, err)) < 0)
         goto out;
     if (pthread_create(&st->writer, NULL, writer_main, st) != 0) {
         rc = err_set(err, ZBSO_ESTORE, "cannot start the writer thread for %s", path);
@@ -983,7 +1239,9 @@ out:
     return rc;
 }
 
-/* Lets queued units finish, stops the writer, and closes the connection. */
+/* Lets queued units and running read units finish, stops the writer and the
+ * checkpointer, and closes every connection, the writer's last: closing the last
+ * connection checkpoints the whole WAL into the database file and removes it. */
 static void sq_close(store *base)
 {
     sq_store *st = (sq_store *)base;
@@ -996,17 +1254,37 @@ static void sq_close(store *base)
         pthread_mutex_unlock(&st->mu);
         pthread_join(st->writer, NULL);
     }
-    for (int i = 0; i < S_COUNT; i++)
-        sqlite3_finalize(st->stmts[i]);
-    if (sqlite3_close(st->db) != SQLITE_OK)
-        log_error("closing database %s: %s", st->path, sqlite3_errmsg(st->db));
+    if (st->ckpt_started) {
+        pthread_mutex_lock(&st->cmu);
+        st->ckpt_stop = true;
+        pthread_cond_signal(&st->ccv);
+        pthread_mutex_unlock(&st->cmu);
+        pthread_join(st->ckpt, NULL);
+    }
+    pthread_mutex_lock(&st->rmu);
+    while (st->n_free < st->n_readers)
+        pthread_cond_wait(&st->rcv, &st->rmu);
+    pthread_mutex_unlock(&st->rmu);
+    while (st->free_readers != NULL) {
+        sq_conn *c = st->free_readers;
+        st->free_readers = c->next_free;
+        conn_close(c);
+        free(c);
+    }
+    if (sqlite3_close(st->ckpt_db) != SQLITE_OK)
+        log_error("closing database %s: %s", st->path, sqlite3_errmsg(st->ckpt_db));
+    conn_close(&st->w);
+    pthread_cond_destroy(&st->ccv);
+    pthread_mutex_destroy(&st->cmu);
+    pthread_cond_destroy(&st->rcv);
+    pthread_mutex_destroy(&st->rmu);
     pthread_cond_destroy(&st->cv_work);
     pthread_mutex_destroy(&st->mu);
     free(st);
 }
 
 const store_backend store_sqlite_backend = {
-    .version = 1,
+    .version = 2,
     .name = "sqlite",
     .open = sq_open,
     .close = sq_close,
@@ -1015,4 +1293,5 @@ const store_backend store_sqlite_backend = {
     .migrate = sq_migrate,
     .migrate_sql = sq_migrate_sql,
     .latest_schema_version = SQ_LATEST,
+    .exec_read = sq_exec_read,
 };

@@ -89,7 +89,8 @@ typedef struct store_options {
     bool any_schema;
 } store_options;
 
-/* A backend. Version 1 has exactly these members. */
+/* A backend. Version 1 has the members up to latest_schema_version; version 2 adds
+ * exec_read (store_exec_read falls back to exec for a version 1 backend). */
 typedef struct store_backend {
     int version;
     const char *name;                    /* "sqlite", "postgresql" */
@@ -110,6 +111,14 @@ typedef struct store_backend {
     int (*migrate_sql)(int from, int to, void (*fn)(void *ctx, const char *sql), void *ctx,
                        zbso_err *err);
     int latest_schema_version;
+    /* Version 2. Runs fn in a read-only snapshot of committed data, in the calling thread,
+     * without queueing behind writes. The snapshot holds only what exec has committed, and
+     * exec answers only after its commit is durable, so an answer decided here never
+     * rests on state that could be lost. In fn, the write operations of store_txn_ops
+     * fail with ZBSO_EINTERNAL and change nothing. Safe to call from many threads at
+     * once. Returns fn's code, a database error, or ZBSO_EINTERNAL when called inside a
+     * unit of work of st (exec or exec_read). */
+    int (*exec_read)(store *st, store_work_fn fn, void *arg, zbso_err *err);
 } store_backend;
 
 struct store {
@@ -125,6 +134,9 @@ const store_backend *store_backend_for_url(const char *url, zbso_err *err);
 int store_open(const char *url, const store_options *opt, store **out, zbso_err *err);
 void store_close(store *st);
 int store_exec(store *st, store_work_fn fn, void *arg, zbso_err *err);
+/* Runs fn as a read-only unit of work (store_backend.exec_read); for a backend without
+ * exec_read, as a unit of work through exec, which gives the same answers, only slower. */
+int store_exec_read(store *st, store_work_fn fn, void *arg, zbso_err *err);
 
 /* Short wrappers so callers write store_job_get(t, ...) */
 static inline int store_job_get(store_txn *t, const char *id, bool upd, zbso_job *o, zbso_err *e)

@@ -1,6 +1,7 @@
 /* test_service.c: the service's requests end to end against real stores ("memory://" and
  * a SQLite temp file) with a fake clock and fake entropy: registration, pruning into MAB
- * across requests, reports, lease expiry, PATCH, delete and the 404s. */
+ * across requests, reports, lease expiry, PATCH, delete and the 404s; and the answers
+ * decided on read snapshots against the same requests run only as units of work. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -485,6 +486,242 @@ static void test_end_trial_delete_and_404(void **state)
     assert_int_equal(next_ok(fx, "job-e").trial_number, 1);
 }
 
+/* ---- read path: the same answers as units of work alone ---- */
+
+/* A store that forwards to another and counts the calls. As a version 1 backend it has no
+ * exec_read, so store_exec_read runs every read unit through exec, as before read units
+ * existed. */
+typedef struct counting {
+    store base;
+    store *inner;
+    int n_exec, n_read;
+} counting;
+
+static int cnt_exec(store *s, store_work_fn fn, void *arg, zbso_err *err)
+{
+    counting *c = (counting *)s;
+    c->n_exec++;
+    return store_exec(c->inner, fn, arg, err);
+}
+
+static int cnt_exec_read(store *s, store_work_fn fn, void *arg, zbso_err *err)
+{
+    counting *c = (counting *)s;
+    c->n_read++;
+    return store_exec_read(c->inner, fn, arg, err);
+}
+
+static const store_backend counting_v1 = {.version = 1, .name = "counting", .exec = cnt_exec};
+static const store_backend counting_v2 = {
+    .version = 2, .name = "counting", .exec = cnt_exec, .exec_read = cnt_exec_read};
+
+#define TRANSCRIPT_MAX 160
+
+/* One line per request: its code, message and answer. */
+typedef struct transcript {
+    char lines[TRANSCRIPT_MAX][1000];
+    int n;
+    int writes_when_quiet;       /* exec calls made by requests that change nothing */
+} transcript;
+
+static void note(transcript *tr, int rc, const zbso_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void note(transcript *tr, int rc, const zbso_err *err, const char *fmt, ...)
+{
+    char answer[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(answer, sizeof answer, fmt, ap);
+    va_end(ap);
+    assert_true(tr->n < TRANSCRIPT_MAX);
+    snprintf(tr->lines[tr->n++], sizeof tr->lines[0], "%d|%s|%s", rc,
+             rc < 0 ? err->msg : "", rc < 0 ? "" : answer);
+}
+
+static void play_report(fixture *fx, counting *c, transcript *tr, zbso_trial_id id,
+                        double energy, double metric, int64_t epoch, bool quiet)
+{
+    zbso_training_result r;
+    zbso_report_response resp;
+    zbso_err err;
+    memset(&r, 0, sizeof r);
+    memset(&resp, 0, sizeof resp);
+    r.trial = id;
+    r.time = 10;
+    r.energy = energy;
+    r.metric = metric;
+    r.current_epoch = epoch;
+    err_clear(&err);
+    int before = c->n_exec;
+    int rc = svc_report(&c->base, &fx->env, &r, &resp, &err);
+    if (quiet)
+        tr->writes_when_quiet += c->n_exec - before;
+    note(tr, rc, &err, "stop %d converged %d %s", resp.stop_train, resp.converged,
+         resp.message);
+}
+
+static void play_end(fixture *fx, counting *c, transcript *tr, zbso_trial_id id, bool quiet)
+{
+    zbso_err err;
+    err_clear(&err);
+    int before = c->n_exec;
+    int rc = svc_end_trial(&c->base, &fx->env, &id, &err);
+    if (quiet)
+        tr->writes_when_quiet += c->n_exec - before;
+    note(tr, rc, &err, "ended");
+}
+
+static zbso_trial_id play_next(fixture *fx, counting *c, transcript *tr, const char *job_id)
+{
+    zbso_trial_id id;
+    zbso_err err;
+    memset(&id, 0, sizeof id);
+    err_clear(&err);
+    int rc = svc_next_batch_size(&c->base, &fx->env, job_id, &id, &err);
+    note(tr, rc, &err, "%s bs %lld trial %lld", id.job_id, (long long)id.batch_size,
+         (long long)id.trial_number);
+    return id;
+}
+
+static void play_register(fixture *fx, counting *c, transcript *tr, const zbso_job_spec *s,
+                          bool quiet)
+{
+    zbso_job_spec out;
+    bool created = false;
+    zbso_err err;
+    memset(&out, 0, sizeof out);
+    err_clear(&err);
+    int before = c->n_exec;
+    int rc = svc_register_job(&c->base, &fx->env, s, &out, &created, &err);
+    if (quiet)
+        tr->writes_when_quiet += c->n_exec - before;
+    note(tr, rc, &err, "%s created %d", out.job_id, created);
+}
+
+/* Registration, reports that continue (quiet, then one that renews the lease), end,
+ * repeat, PATCH on ended and Dispatched trials, the errors, through pruning into MAB;
+ * then the stored state of every trial. */
+static void play(fixture *fx, counting *c, transcript *tr)
+{
+    zbso_job_spec s = make_spec("job-rp"), other = s;
+    other.eta_knob = 0.25;
+    play_register(fx, c, tr, &s, false);
+    play_register(fx, c, tr, &s, true);
+    play_register(fx, c, tr, &other, true);
+
+    zbso_trial_id t = play_next(fx, c, tr, "job-rp");
+    play_report(fx, c, tr, t, 20, 0.1, 1, true);
+    fx->clock.now += ZBSO_LEASE_RENEW_S;
+    play_report(fx, c, tr, t, 30, 0.2, 2, false);
+    play_report(fx, c, tr, t, 40, 0.3, 3, true);
+    play_report(fx, c, tr, t, 100, 0.95, 4, false);
+    play_report(fx, c, tr, t, 100, 0.95, 4, true);
+    play_end(fx, c, tr, t, true);
+
+    zbso_trial_id bad = t;
+    bad.batch_size += 1;
+    play_report(fx, c, tr, bad, 1, 0.1, 1, true);
+    play_end(fx, c, tr, bad, true);
+    bad = t;
+    bad.trial_number = 99;
+    play_report(fx, c, tr, bad, 1, 0.1, 1, true);
+    play_end(fx, c, tr, bad, true);
+    snprintf(bad.job_id, sizeof bad.job_id, "job-none");
+    play_report(fx, c, tr, bad, 1, 0.1, 1, true);
+    play_end(fx, c, tr, bad, true);
+
+    zbso_trial_id dead = play_next(fx, c, tr, "job-rp");
+    play_end(fx, c, tr, dead, false);
+    play_report(fx, c, tr, dead, 1, 0.1, 1, true);
+    play_end(fx, c, tr, dead, true);
+
+    /* Cost = energy (eta 1): 16 is cheapest, 64 never converges; on into MAB. */
+    for (int i = 0; i < 12; i++) {
+        fx->clock.now += 7;
+        t = play_next(fx, c, tr, "job-rp");
+        double energy = t.batch_size == 16 ? 50 : t.batch_size == 32 ? 80 + i : 120;
+        double metric = t.batch_size == 64 ? 0.5 : 0.95;
+        for (int64_t epoch = 1; epoch < 3; epoch++)
+            play_report(fx, c, tr, t, energy * (double)epoch / 3, 0.1, epoch, true);
+        play_report(fx, c, tr, t, energy, metric, s.max_epochs, false);
+        play_end(fx, c, tr, t, true);
+    }
+
+    peek p = peek_at(fx, "job-rp", 0);
+    note(tr, 0, NULL, "stage %d min %d %.17g bs %lld trials %lld arms %zu", p.job.stage,
+         p.job.has_min_cost, p.job.min_cost, (long long)p.job.min_cost_batch_size,
+         (long long)p.job.num_trials, p.n_arms);
+    for (size_t i = 0; i < p.n_arms; i++)
+        note(tr, 0, NULL, "arm %lld %.17g %.17g %lld", (long long)p.arms[i].batch_size,
+             p.arms[i].param_mean, p.arms[i].param_precision,
+             (long long)p.arms[i].num_observations);
+    for (int64_t n = 1; n <= p.job.num_trials; n++) {
+        peek q = peek_at(fx, "job-rp", n);
+        note(tr, 0, NULL, "trial %lld bs %lld type %d status %d lease %.17g end %.17g"
+             " energy %.17g conv %d", (long long)n, (long long)q.trial.batch_size,
+             q.trial.type, q.trial.status, q.trial.lease_renewed_at, q.trial.end_time,
+             q.trial.energy, q.trial.converged);
+    }
+}
+
+/* The store under test answers through read units; a second store of the same kind
+ * answers every request as a unit of work. Both must answer alike, and the requests that
+ * change nothing must not reach the writer. */
+static void test_read_path_same_answers(void **state)
+{
+    fixture *fx = *state;
+    static transcript with, without;
+    counting c_with = {.base = {&counting_v2}, .inner = fx->st};
+    counting c_without = {.base = {&counting_v1}};
+    store_options opt = {.create_if_empty = true};
+    char path[80] = "", url[96];
+    zbso_err err;
+
+    memset(&with, 0, sizeof with);
+    memset(&without, 0, sizeof without);
+    if (fx->path[0]) {
+        snprintf(path, sizeof path, "%s-plain", fx->path);
+        unlink(path);
+        snprintf(url, sizeof url, "sqlite:///%s", path);
+    } else {
+        snprintf(url, sizeof url, "%s", g_url);
+    }
+    err_clear(&err);
+    if (store_open(url, &opt, &c_without.inner, &err) != 0)
+        fail_msg("store_open(%s): %s", url, err.msg);
+
+    play(fx, &c_with, &with);
+    fx->clock.now = 1000.0;
+    store *mine = fx->st;
+    fx->st = c_without.inner;      /* peek_at reads the store in the fixture */
+    play(fx, &c_without, &without);
+    fx->st = mine;
+    store_close(c_without.inner);
+    if (path[0]) {
+        char extra[96];
+        unlink(path);
+        snprintf(extra, sizeof extra, "%s-wal", path);
+        unlink(extra);
+        snprintf(extra, sizeof extra, "%s-shm", path);
+        unlink(extra);
+    }
+
+    assert_int_equal(with.n, without.n);
+    for (int i = 0; i < with.n; i++)
+        assert_string_equal(with.lines[i], without.lines[i]);
+    assert_int_equal(c_without.n_read, 0);
+    assert_true(c_with.n_read > 0);
+    assert_int_equal(with.writes_when_quiet, 0);
+    assert_true(without.writes_when_quiet > 0);
+    /* The report 60 s in kept training and renewed the lease; the job reached MAB. */
+    assert_non_null(strstr(with.lines[4], "keep training"));
+    bool in_mab = false;
+    for (int i = 0; i < with.n; i++)
+        in_mab |= strncmp(with.lines[i], "0||stage 1 min 1 ", 17) == 0;
+    assert_true(in_mab);
+}
+
 static int run_for(const char *url)
 {
     const struct CMUnitTest tests[] = {
@@ -494,6 +731,7 @@ static int run_for(const char *url)
         cmocka_unit_test_setup_teardown(test_concurrent_and_no_convergence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lease_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_end_trial_delete_and_404, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_path_same_answers, setup, teardown),
     };
     g_url = url;
     fprintf(stderr, "store: %s\n", url);

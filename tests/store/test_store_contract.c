@@ -1,5 +1,6 @@
 /* test_store_contract.c: the store.h contract, run against the sqlite backend (a fresh
- * temp file per test) and memory://, plus sqlite's schema, migration and reopen rules.
+ * temp file per test) and memory://, read-only units included, plus sqlite's schema,
+ * migration and reopen rules and its read snapshots.
  * Writes only under its own mkdtemp directory, which it removes. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -706,13 +707,156 @@ static int u_nested(store_txn *t, void *argp, zbso_err *err)
     return store_exec(argp, u_noop_read, NULL, err);
 }
 
+static int u_nested_read(store_txn *t, void *argp, zbso_err *err)
+{
+    return store_exec_read(argp, u_noop_read, NULL, err);
+}
+
+/* Every nesting of exec and exec_read would deadlock or see through its own snapshot. */
 static void test_nested_exec_refused(void **state)
 {
     store *st = open_fresh();
     zbso_err err = {0};
     assert_int_equal(store_exec(st, u_nested, st, &err), ZBSO_EINTERNAL);
     assert_non_null(strstr(err.msg, "inside a unit of work"));
+    assert_int_equal(store_exec(st, u_nested_read, st, &err), ZBSO_EINTERNAL);
+    assert_non_null(strstr(err.msg, "inside a unit of work"));
+    assert_int_equal(store_exec_read(st, u_nested, st, &err), ZBSO_EINTERNAL);
+    assert_non_null(strstr(err.msg, "inside a unit of work"));
+    assert_int_equal(store_exec_read(st, u_nested_read, st, &err), ZBSO_EINTERNAL);
+    assert_non_null(strstr(err.msg, "inside a unit of work"));
     assert_int_equal(store_exec(st, u_noop_read, NULL, &err), 0);
+    assert_int_equal(store_exec_read(st, u_noop_read, NULL, &err), 0);
+    store_close(st);
+}
+
+/* ---- read-only units ---- */
+
+#define N_WRITE_OPS 7
+
+typedef struct ro_arg {
+    int rcs[N_WRITE_OPS];        /* each write operation's return */
+    char msgs[N_WRITE_OPS][ZBSO_ERR_MSG_MAX];
+    zbso_job job;                /* "ro" as the unit read it after the attempts */
+    zbso_trial trial;            /* its trial 1, likewise */
+} ro_arg;
+
+/* Tries every write operation on job "ro" (each would succeed in exec), then reads. */
+static int u_read_tries_writes(store_txn *t, void *argp, zbso_err *err)
+{
+    ro_arg *a = argp;
+    zbso_job j, fresh;
+    zbso_trial tr = make_trial(9, 8, ZBSO_TRIAL_MAB, ZBSO_TRIAL_DISPATCHED, 1.0);
+    zbso_trial upd = make_trial(1, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_FAILED, 5.0);
+    zbso_arm arm = {8, 9.0, 9.0, 9};
+    int64_t n = -1;
+    int rc = store_job_get(t, "ro", false, &j, err);
+    if (rc < 0)
+        return rc;
+    j.num_trials = 1000;
+    make_job(&fresh, "ro-new");
+    for (int i = 0; i < N_WRITE_OPS; i++) {
+        zbso_err e = {0};
+        switch (i) {
+        case 0: a->rcs[i] = store_job_insert(t, &fresh, &e); break;
+        case 1: a->rcs[i] = store_job_update(t, &j, &e); break;
+        case 2: a->rcs[i] = store_job_delete(t, "ro", &e); break;
+        case 3: a->rcs[i] = store_trial_insert(t, "ro", &tr, &e); break;
+        case 4: a->rcs[i] = store_trial_update(t, "ro", &upd, &e); break;
+        case 5: a->rcs[i] = store_trials_fail_stale(t, "ro", 1e9, 5.0, &n, &e); break;
+        default: a->rcs[i] = store_arm_put(t, "ro", &arm, &e); break;
+        }
+        snprintf(a->msgs[i], sizeof a->msgs[i], "%s", e.msg);
+    }
+    if (n != 0)
+        return err_set(err, ZBSO_EINVAL, "trials_fail_stale left n_failed at %lld", (long long)n);
+    if ((rc = store_job_get(t, "ro", false, &a->job, err)) < 0)
+        return rc;
+    return store_trial_get(t, "ro", 1, &a->trial, err);
+}
+
+static void test_read_unit_refuses_writes(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j;
+    make_job(&j, "ro");
+    zbso_trial tr[2] = {make_trial(1, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_DISPATCHED, 1.0),
+                        make_trial(2, 16, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_DISPATCHED, 2.0)};
+    zbso_arm arm = {8, 1.0, 2.0, 3};
+    put(st, &j, tr, 2, &arm, 1);
+
+    ro_arg a;
+    memset(&a, 0, sizeof a);
+    assert_int_equal(store_exec_read(st, u_read_tries_writes, &a, &err), 0);
+    for (int i = 0; i < N_WRITE_OPS; i++) {
+        assert_int_equal(a.rcs[i], ZBSO_EINTERNAL);
+        assert_non_null(strstr(a.msgs[i], "read-only unit of work"));
+    }
+    assert_job_equal(&a.job, &j);
+    assert_trial_equal(&a.trial, &tr[0]);
+
+    /* Nothing changed, as a later unit of work sees. */
+    get_arg g = {.id = "ro"};
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), 0);
+    assert_job_equal(&g.job, &j);
+    g.id = "ro-new";
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), ZBSO_ENOTFOUND);
+    int64_t got[LIST_MAX];
+    size_t n = list(st, "ro", (store_trial_query){0}, got);
+    assert_numbers(got, n, (int64_t[]){1, 2}, 2);
+    for (int i = 0; i < 2; i++) {
+        trial_arg ta = {.id = "ro", .n = i + 1};
+        assert_int_equal(store_exec(st, u_trial_get, &ta, &err), 0);
+        assert_trial_equal(&ta.trial, &tr[i]);
+    }
+    arms_arg aa = {.id = "ro", .cap = 8};
+    assert_int_equal(store_exec(st, u_arms_get, &aa, &err), 0);
+    assert_int_equal(aa.n, 1);
+    assert_true(aa.arms[0].param_mean == 1.0 && aa.arms[0].num_observations == 3);
+    store_close(st);
+}
+
+/* A read unit sees what committed units wrote and nothing of one that failed; the
+ * failure of fn is returned as it is. */
+static void test_read_unit_sees_committed(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j, j2;
+    make_job(&j, "r");
+    make_job(&j2, "r2");
+    zbso_trial tr = make_trial(1, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_SUCCEEDED, 1.0);
+    get_arg g = {.id = "r"};
+    assert_int_equal(store_exec_read(st, u_job_get, &g, &err), ZBSO_ENOTFOUND);
+    put(st, &j, &tr, 1, NULL, 0);
+    put(st, &j2, NULL, 0, NULL, 0);
+    assert_int_equal(store_exec_read(st, u_job_get, &g, &err), 0);
+    assert_job_equal(&g.job, &j);
+
+    j.num_trials = 77;
+    assert_int_equal(store_exec(st, u_job_update, &j, &err), 0);
+    assert_int_equal(store_exec_read(st, u_job_get, &g, &err), 0);
+    assert_int_equal(g.job.num_trials, 77);
+
+    assert_int_equal(store_exec(st, u_change_then_fail, NULL, &err), ZBSO_ECONFLICT);
+    assert_int_equal(store_exec_read(st, u_job_get, &g, &err), 0);
+    assert_job_equal(&g.job, &j);
+    g.id = "r2";
+    assert_int_equal(store_exec_read(st, u_job_get, &g, &err), 0);
+    g.id = "r-new";
+    assert_int_equal(store_exec_read(st, u_job_get, &g, &err), ZBSO_ENOTFOUND);
+    trial_arg ta = {.id = "r", .n = 9};
+    assert_int_equal(store_exec_read(st, u_trial_get, &ta, &err), ZBSO_ENOTFOUND);
+    ta.n = 1;
+    assert_int_equal(store_exec_read(st, u_trial_get, &ta, &err), 0);
+    assert_trial_equal(&ta.trial, &tr);
+    list_arg la = {.id = "r"};
+    assert_int_equal(store_exec_read(st, u_list, &la, &err), 0);
+    assert_numbers(la.numbers, la.n, (int64_t[]){1}, 1);
+    arms_arg aa = {.id = "r", .cap = 8};
+    assert_int_equal(store_exec_read(st, u_arms_get, &aa, &err), 0);
+    assert_int_equal(aa.n, 0);
     store_close(st);
 }
 
@@ -809,7 +953,142 @@ static void test_concurrent_units(void **state)
     store_close(st);
 }
 
+/* ---- read units alongside writers ---- */
+
+#define N_READERS 24             /* more than sqlite's pool of readers */
+#define N_READS 60
+
+typedef struct snap_arg {
+    store *st;
+    int reads, torn, failed;
+} snap_arg;
+
+typedef struct snap {
+    int64_t num_trials, n_listed;
+} snap;
+
+static int count_cb(void *ctx, const zbso_trial *tr)
+{
+    ((snap *)ctx)->n_listed++;
+    return 0;
+}
+
+/* Reads job "conc" and counts its trials: within one snapshot the two always agree,
+ * since every u_conc unit that commits adds one trial and one to num_trials. */
+static int u_snap(store_txn *t, void *argp, zbso_err *err)
+{
+    snap *s = argp;
+    zbso_job j;
+    int rc = store_job_get(t, "conc", false, &j, err);
+    if (rc < 0)
+        return rc;
+    s->num_trials = j.num_trials;
+    s->n_listed = 0;
+    return store_trials_list(t, "conc", &(store_trial_query){0}, count_cb, s, err);
+}
+
+static void *snap_main(void *p)
+{
+    snap_arg *a = p;
+    for (int i = 0; i < N_READS; i++) {
+        snap s = {0};
+        zbso_err err = {0};
+        if (store_exec_read(a->st, u_snap, &s, &err) != 0)
+            a->failed++;
+        else if (s.num_trials != s.n_listed)
+            a->torn++;
+        a->reads++;
+    }
+    return NULL;
+}
+
+static void test_reads_during_writes(void **state)
+{
+    store *st = open_fresh();
+    zbso_job j;
+    make_job(&j, "conc");
+    j.num_trials = 0;
+    put(st, &j, NULL, 0, NULL, 0);
+    pthread_t wth[N_THREADS], rth[N_READERS];
+    conc_arg wargs[N_THREADS];
+    snap_arg rargs[N_READERS];
+    for (int i = 0; i < N_THREADS; i++) {
+        wargs[i] = (conc_arg){.st = st, .thread = i};
+        assert_int_equal(pthread_create(&wth[i], NULL, conc_main, &wargs[i]), 0);
+    }
+    for (int i = 0; i < N_READERS; i++) {
+        rargs[i] = (snap_arg){.st = st};
+        assert_int_equal(pthread_create(&rth[i], NULL, snap_main, &rargs[i]), 0);
+    }
+    for (int i = 0; i < N_THREADS; i++) {
+        pthread_join(wth[i], NULL);
+        assert_int_equal(wargs[i].wrong, 0);
+    }
+    for (int i = 0; i < N_READERS; i++) {
+        pthread_join(rth[i], NULL);
+        assert_int_equal(rargs[i].reads, N_READS);
+        assert_int_equal(rargs[i].failed, 0);
+        assert_int_equal(rargs[i].torn, 0);
+    }
+    store_close(st);
+}
+
 /* ---- sqlite only ---- */
+
+typedef struct iso_arg {
+    store *st;
+    int64_t first, second;       /* num_trials read before and after the write */
+    int write_rc;
+} iso_arg;
+
+static void *iso_writer(void *p)
+{
+    iso_arg *a = p;
+    zbso_job j;
+    zbso_err err = {0};
+    make_job(&j, "iso");
+    j.num_trials = 42;
+    a->write_rc = store_exec(a->st, u_job_update, &j, &err);
+    return NULL;
+}
+
+/* Reads "iso", has another thread commit a change to it (store_exec returns once it is
+ * durable), reads again: the unit keeps its snapshot. */
+static int u_iso(store_txn *t, void *argp, zbso_err *err)
+{
+    iso_arg *a = argp;
+    zbso_job j;
+    pthread_t th;
+    int rc = store_job_get(t, "iso", false, &j, err);
+    if (rc < 0)
+        return rc;
+    a->first = j.num_trials;
+    if (pthread_create(&th, NULL, iso_writer, a) != 0)
+        return err_set(err, ZBSO_EINTERNAL, "pthread_create failed");
+    pthread_join(th, NULL);
+    if ((rc = store_job_get(t, "iso", false, &j, err)) < 0)
+        return rc;
+    a->second = j.num_trials;
+    return 0;
+}
+
+static void test_read_snapshot(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j;
+    make_job(&j, "iso");
+    put(st, &j, NULL, 0, NULL, 0);
+    iso_arg a = {.st = st};
+    assert_int_equal(store_exec_read(st, u_iso, &a, &err), 0);
+    assert_int_equal(a.write_rc, 0);
+    assert_int_equal(a.first, 3);
+    assert_int_equal(a.second, 3);
+    get_arg g = {.id = "iso"};
+    assert_int_equal(store_exec_read(st, u_job_get, &g, &err), 0);
+    assert_int_equal(g.job.num_trials, 42);
+    store_close(st);
+}
 
 static void test_reopen_finds_everything(void **state)
 {
@@ -1041,10 +1320,14 @@ int main(void)
         cmocka_unit_test(test_arms),
         cmocka_unit_test(test_failed_unit_leaves_no_trace),
         cmocka_unit_test(test_nested_exec_refused),
+        cmocka_unit_test(test_read_unit_refuses_writes),
+        cmocka_unit_test(test_read_unit_sees_committed),
         cmocka_unit_test(test_concurrent_units),
+        cmocka_unit_test(test_reads_during_writes),
     };
     const struct CMUnitTest sqlite_only[] = {
         cmocka_unit_test(test_reopen_finds_everything),
+        cmocka_unit_test(test_read_snapshot),
         cmocka_unit_test(test_schema_versions),
         cmocka_unit_test(test_migrate_sql),
         cmocka_unit_test(test_not_a_database),
