@@ -110,6 +110,14 @@ class TestMonitor(support.FakeNvmlMixin, unittest.TestCase):
         # One of them alone is fine.
         self.assertEqual(self.monitor(gpu_indices=[1]).gpu_model, "NVIDIA A100-SXM4-40GB")
 
+    def test_cuda_visible_devices(self):
+        import os
+        self.use_fake_nvml(gpus=3, model="GPU A,GPU B,GPU C")
+        os.environ["CUDA_VISIBLE_DEVICES"] = "2"
+        mon = self.monitor()
+        self.assertEqual(mon.gpu_indices, [0])  # CUDA index 0 is NVML's GPU 2
+        self.assertEqual(mon.gpu_model, "GPU C")
+
     def test_missing_nvml(self):
         import os
         from zbso.optimizer.batch_size.exceptions import ZeusBSOConfigError

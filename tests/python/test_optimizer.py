@@ -1,7 +1,6 @@
 """BatchSizeOptimizer against a real `zbso serve` and the fake NVML: the seed 003 training
 loop over recurrences, train failures, call order, ranks and server errors."""
 
-import json
 import time
 import unittest
 
@@ -144,6 +143,17 @@ class TestFailures(support.ServerCase):
         self.assertTrue(bso.training_finished)
         self.assertIn("Train failed", str(cm.exception))
         bso.on_evaluate(0.9)  # finished: nothing more is reported (seed 000)
+        self.assertTrue(bso.training_finished)
+
+    def test_non_finite_metric_changes_nothing(self):
+        from zbso.optimizer.batch_size.exceptions import ZeusBSOError
+        bso = self.bso(spec(max_epochs=2))
+        bso.get_batch_size()
+        bso.on_train_begin()
+        with self.assertRaises(ZeusBSOError) as cm:
+            bso.on_evaluate(float("nan"))
+        self.assertIn("nan", str(cm.exception).lower())
+        bso.on_evaluate(0.9)  # still epoch 1: converged, not over max_epochs
         self.assertTrue(bso.training_finished)
 
     def test_order(self):
