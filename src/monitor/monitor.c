@@ -141,7 +141,8 @@ static int open_gpus(zbso_monitor *mon, zbso_err *err)
             name[sizeof name - 1] = '\0';
         }
         if (nrc != NVML_SUCCESS)
-            return err_set(err, ZBSO_ERUNTIME, "GPU %d (NVML index %u): %s failed: %s (NVML error %d)",
+            return err_set(err, ZBSO_ERUNTIME,
+                           "GPU %d (NVML index %u): %s failed: %s (NVML error %d)",
                            g->cuda_index, g->nvml_index, what, nvml_lib_strerror(nv, nrc),
                            nrc);
         if (i == 0)
