@@ -1,5 +1,5 @@
-/* zbso.h: the one public header of libzbso (error codes now; the client and monitor API
- * join it with the client issue). Plain C types only, so ctypes can bind it. */
+/* zbso.h: the one public header of libzbso: error codes, the energy monitor and the batch
+ * size optimizer client. Plain C types only, so ctypes can bind it. */
 #ifndef ZBSO_ZBSO_H
 #define ZBSO_ZBSO_H
 
@@ -80,6 +80,79 @@ const char *zbso_monitor_gpu_model(const zbso_monitor *mon);
 /* The maximum power limit of the first monitored GPU in mW (NVML's
  * getPowerManagementLimitConstraints max). */
 unsigned zbso_monitor_max_power_limit_mw(const zbso_monitor *mon);
+
+/* ---- Batch size optimizer client (seed 000's BatchSizeOptimizer; SPEC §6) -----------
+ * Call in order: zbso_client_new (registers the job), zbso_client_get_batch_size,
+ * zbso_client_on_train_begin, then zbso_client_on_evaluate after each epoch until
+ * zbso_client_training_finished. One client per training run, used from one thread at a
+ * time. Failures return a negative ZBSO_E* code and leave the message in
+ * zbso_client_errmsg:
+ *   ZBSO_ECONFIG    bad configuration: no GPUs, a bad job spec, no server URL, a bad
+ *                   environment variable (ZeusBSOConfigError)
+ *   ZBSO_EORDER     calls out of order (ZeusBSOOperationOrderError)
+ *   ZBSO_EBADOP     an operation this client may not do, e.g. rank != 0 asking for a batch
+ *                   size (ZeusBSOBadOperationError)
+ *   ZBSO_ERUNTIME   the server answered an error ("Zeus server returned status code N:
+ *                   <server's message>"), a strange answer, or could not be reached within
+ *                   the retry timeout (ZeusBSORuntimError)
+ *   ZBSO_ETRAINFAIL training stopped without converging; re-launch the training and another
+ *                   batch size is chosen (ZeusBSOTrainFailError)
+ * Network failures, timeouts and 502/503/504 answers are retried with exponential backoff
+ * and jitter (honouring Retry-After) for the retry timeout: 60 s by default,
+ * $ZBSO_CLIENT_RETRY_TIMEOUT, or zbso_client_set_retry_timeout. 4xx and 500 answers are
+ * final. $ZEUS_BSO_API_TOKEN, when set, is sent as a bearer token. A NULL handle makes the
+ * int functions return ZBSO_EINVAL and the others "" or 0. */
+typedef struct zbso_client zbso_client;
+
+/* Registers the job (POST /jobs) and returns a client in *out. job_spec_json is seed 001's
+ * JobSpec (job_id_prefix, batch_sizes, default_batch_size required; the other fields take
+ * their defaults); the client adds the GPU facts from mon: max_power = floor(max power
+ * limit mW / 1000) * GPU count, number_of_gpus, gpu_model (a spec that sets them is
+ * refused). mon NULL: the client opens (and later frees) a monitor of every visible GPU;
+ * otherwise mon must outlive the client. server_url NULL: $ZEUS_BSO_SERVER_URL. rank: the
+ * process's rank in distributed training; only rank 0 asks for a batch size.
+ * When $ZEUS_BSO_JOB_ID is set (by `zbso run`), it is the job id (a different job_id in the
+ * spec is ZBSO_ECONFIG). Re-registering an id with a different config fails with the
+ * server's 409 message. On failure *out is NULL and errbuf (may be NULL) holds the message.
+ */
+int zbso_client_new(zbso_monitor *mon, const char *server_url, const char *job_spec_json,
+                    int rank, zbso_client **out, char *errbuf, size_t errbuf_len);
+/* Frees the client (not a caller's monitor). It does not end the trial: an unfinished
+ * trial is ended (PATCH /trials, marking it Failed) when the process exits, as Zeus does.
+ * NULL is a no-op. */
+void zbso_client_free(zbso_client *c);
+/* The message of the last failed call on this handle ("" if none). */
+const char *zbso_client_errmsg(const zbso_client *c);
+/* Sets how long later requests retry network failures (seconds >= 0; 0: one attempt).
+ * ZBSO_EINVAL for a negative or non-finite value. */
+int zbso_client_set_retry_timeout(zbso_client *c, double seconds);
+/* The registered job's id, and the job as the server returned it (CreatedJob JSON). Both
+ * valid until zbso_client_free. */
+const char *zbso_client_job_id(const zbso_client *c);
+const char *zbso_client_job_json(const zbso_client *c);
+
+/* The batch size to train with (GET /jobs/batch_size), cached after the first success.
+ * The trial it starts is ended at process exit unless training finished. When
+ * $ZEUS_BSO_TRIAL_NUMBER is set, the launching driver (`zbso run`) already dispatched the
+ * trial: the batch size is $ZEUS_BATCH_SIZE and $ZEUS_BSO_JOB_ID must name this job (else
+ * ZBSO_ECONFIG); the server is not asked. ZBSO_EBADOP for rank != 0; ZBSO_ERUNTIME for
+ * server errors or a batch size the job does not have. */
+int zbso_client_get_batch_size(zbso_client *c, int64_t *out);
+/* The trial number of the batch size, 0 before zbso_client_get_batch_size. */
+int64_t zbso_client_trial_number(const zbso_client *c);
+/* Starts measuring (a monitor window) before the first epoch. ZBSO_EORDER when training
+ * already began and no epoch was evaluated since. */
+int zbso_client_on_train_begin(zbso_client *c);
+/* After each epoch: closes the window, adds its time and energy to the run's totals,
+ * reports them with metric (POST /report), and reopens the window or, when the server says
+ * stop, sets training_finished. ZBSO_EORDER before zbso_client_get_batch_size or
+ * zbso_client_on_train_begin; ZBSO_EINVAL for a metric that is not finite (nothing
+ * changes); ZBSO_ETRAINFAIL when training stopped without converging (the message is the
+ * server's reason); ZBSO_ERUNTIME when the report failed (the epoch stays counted, the
+ * window stays open, the next call reports the totals). A no-op once training finished. */
+int zbso_client_on_evaluate(zbso_client *c, double metric);
+/* 1 when the server said to stop training, else 0. */
+int zbso_client_training_finished(const zbso_client *c);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,554 @@
+/* client.c: the batch size optimizer client of SPEC §6, step for step seed 000's
+ * BatchSizeOptimizer (register, get_batch_size, on_train_begin, on_evaluate) over the
+ * transport and the energy monitor. Runs inside user processes: never aborts. */
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/transport.h"
+#include "codec/codec.h"
+#include "core/types.h"
+#include "util/log.h"
+#include "zbso/zbso.h"
+
+#define DEFAULT_RETRY_TIMEOUT_S 60.0
+#define REQUEST_TIMEOUT_S 30.0
+#define EXIT_RETRY_TIMEOUT_S 5.0       /* at exit, ending a trial may delay exit this long */
+#define SPEC_JSON_MAX (1 << 20)
+
+/* A trial to end with PATCH /trials when the process exits (Zeus's atexit report_end).
+ * Entries belong to the list, not to a client, so freeing a client never leaves the exit
+ * handler with a dangling pointer; a client only removes its entry when the trial ended. */
+typedef struct pending_end {
+    struct pending_end *next;
+    pid_t pid;                            /* the process that dispatched the trial */
+    char url[TRANSPORT_URL_MAX + 1];
+    char token[TRANSPORT_TOKEN_MAX + 1];
+    double retry_timeout_s;               /* the client's, cut to EXIT_RETRY_TIMEOUT_S */
+    char *body;                           /* TrialId JSON */
+} pending_end;
+
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static pending_end *pending_head;
+static bool exit_handler_installed;
+
+struct zbso_client {
+    zbso_monitor *mon;
+    bool owns_monitor;
+    transport *tp;
+    int rank;
+    zbso_job_spec job;                    /* CreatedJob as the server answered it */
+    char *job_json;                       /* the same, as JSON */
+    int64_t batch_size;                   /* 0 until get_batch_size succeeded */
+    int64_t trial_number;
+    int64_t cur_epoch;
+    double running_time_s;
+    double consumed_energy_j;
+    bool training_finished;
+    bool window_open;
+    char window[48];                      /* this client's monitor window name */
+    pending_end *pending;                 /* this trial's entry in the exit list */
+    char errmsg[ZBSO_ERRBUF_MAX];
+};
+
+/* Records the message of a failed call on c and returns code. */
+__attribute__((format(printf, 3, 4))) static int fail(zbso_client *c, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->errmsg, sizeof c->errmsg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* Seconds on the monotonic clock. */
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Ends every trial this process dispatched and did not finish (PATCH /trials), spending at
+ * most EXIT_RETRY_TIMEOUT_S on retries for all of them together, then frees the list.
+ * Entries inherited through fork() from a parent are the parent's business and only
+ * freed. */
+static void end_pending_trials(void)
+{
+    pending_end *e, *next;
+    double deadline = mono_s() + EXIT_RETRY_TIMEOUT_S;
+    pthread_mutex_lock(&pending_lock);
+    e = pending_head;
+    pending_head = NULL;
+    pthread_mutex_unlock(&pending_lock);
+    for (; e; e = next) {
+        next = e->next;
+        if (e->pid == getpid()) {
+            transport *tp = NULL;
+            transport_resp resp;
+            char msg[TRANSPORT_MSG_MAX];
+            double budget = fmax(0.0, fmin(e->retry_timeout_s, deadline - mono_s()));
+            if (transport_new(e->url, e->token, budget, EXIT_RETRY_TIMEOUT_S, &tp, msg,
+                              sizeof msg) < 0 ||
+                transport_request(tp, "PATCH", "/trials", e->body, &resp, msg, sizeof msg) <
+                    0)
+                log_warn("zbso client: could not end trial %s at exit: %s", e->body, msg);
+            transport_free(tp);
+        }
+        free(e->body);
+        free(e);
+    }
+}
+
+/* Adds c's trial to the exit list (installing the exit handler once). Returns 0 or
+ * ZBSO_ENOMEM. */
+static int pending_add(zbso_client *c, const zbso_trial_id *tid)
+{
+    const char *token = getenv("ZEUS_BSO_API_TOKEN");
+    pending_end *e = calloc(1, sizeof *e);
+    int rc = ZBSO_ENOMEM;
+    if (!e || !(e->body = codec_trial_id_dump(tid, NULL)))
+        goto out;
+    e->pid = getpid();
+    e->retry_timeout_s = fmin(EXIT_RETRY_TIMEOUT_S, transport_retry_timeout(c->tp));
+    snprintf(e->url, sizeof e->url, "%s", transport_base_url(c->tp));
+    snprintf(e->token, sizeof e->token, "%s", token ? token : "");
+    pthread_mutex_lock(&pending_lock);
+    if (!exit_handler_installed && atexit(end_pending_trials) == 0)
+        exit_handler_installed = true;
+    if (exit_handler_installed) {
+        e->next = pending_head;
+        pending_head = e;
+        c->pending = e;
+        e = NULL;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&pending_lock);
+out:
+    if (e)
+        free(e->body);
+    free(e);
+    return rc;
+}
+
+/* Removes c's entry from the exit list: its trial ended on the server. */
+static void pending_remove(zbso_client *c)
+{
+    pending_end **p;
+    if (!c->pending)
+        return;
+    pthread_mutex_lock(&pending_lock);
+    for (p = &pending_head; *p; p = &(*p)->next)
+        if (*p == c->pending) {
+            *p = c->pending->next;
+            free(c->pending->body);
+            free(c->pending);
+            break;
+        }
+    pthread_mutex_unlock(&pending_lock);
+    c->pending = NULL;
+}
+
+/* Reads a number of seconds >= 0 from the environment variable name into *out (left
+ * alone when unset or empty). Returns 0 or ZBSO_ECONFIG naming the value. */
+static int env_seconds(const char *name, double *out, char *msg, size_t cap)
+{
+    const char *v = getenv(name);
+    char *end;
+    double d;
+    if (!v || !v[0])
+        return 0;
+    d = strtod(v, &end);
+    if (*end || !isfinite(d) || d < 0) {
+        snprintf(msg, cap, "%s='%s' is not a number of seconds >= 0", name, v);
+        return ZBSO_ECONFIG;
+    }
+    *out = d;
+    return 0;
+}
+
+/* Reads a positive integer from the environment variable name. Returns 0, or
+ * ZBSO_ECONFIG naming the value when it is unset, empty or not a positive integer. */
+static int env_positive(const char *name, int64_t *out, char *msg, size_t cap)
+{
+    const char *v = getenv(name);
+    char *end;
+    long long n;
+    if (!v || !v[0]) {
+        snprintf(msg, cap, "%s is not set", name);
+        return ZBSO_ECONFIG;
+    }
+    n = strtoll(v, &end, 10);
+    if (*end || n <= 0) {
+        snprintf(msg, cap, "%s='%s' is not a positive integer", name, v);
+        return ZBSO_ECONFIG;
+    }
+    *out = n;
+    return 0;
+}
+
+/* Builds JobSpecFromClient from the caller's JobSpec JSON and the GPU facts of the monitor
+ * (seed 000: max_power = floor(max limit mW / 1000) * GPU count), checked by the codec like
+ * the server checks it. The GPU fields are the library's to fill: a spec that sets them is
+ * refused. $ZEUS_BSO_JOB_ID fills a missing job_id. Returns 0, or ZBSO_ECONFIG / ZBSO_ENOMEM
+ * with msg. */
+static int build_spec(zbso_client *c, const char *job_spec_json, zbso_job_spec *out,
+                      char *msg, size_t cap)
+{
+    static const char *const gpu_fields[] = {"max_power", "number_of_gpus", "gpu_model"};
+    const char *env_job = getenv("ZEUS_BSO_JOB_ID");
+    json_error_t jerr;
+    json_t *obj = NULL, *id;
+    char *text = NULL;
+    zbso_err err;
+    int rc = ZBSO_ECONFIG;
+    unsigned n_gpus = zbso_monitor_gpu_count(c->mon);
+    const char *model = zbso_monitor_gpu_model(c->mon);
+    if (!job_spec_json) {
+        snprintf(msg, cap, "job spec JSON is NULL");
+        goto out;
+    }
+    obj = json_loadb(job_spec_json, strnlen(job_spec_json, SPEC_JSON_MAX + 1),
+                     JSON_REJECT_DUPLICATES, &jerr);
+    if (!obj || !json_is_object(obj)) {
+        snprintf(msg, cap, "job spec is not a JSON object: %s",
+                 obj ? "another JSON value" : jerr.text);
+        goto out;
+    }
+    for (size_t i = 0; i < sizeof gpu_fields / sizeof gpu_fields[0]; i++)
+        if (json_object_get(obj, gpu_fields[i])) {
+            snprintf(msg, cap, "job spec sets %s, which the client measures from the GPUs",
+                     gpu_fields[i]);
+            goto out;
+        }
+    if (n_gpus == 0) {
+        snprintf(msg, cap, "No GPUs detected.");
+        goto out;
+    }
+    id = json_object_get(obj, "job_id");
+    if (env_job && env_job[0]) {
+        if (json_is_string(id) && strcmp(json_string_value(id), env_job) != 0) {
+            snprintf(msg, cap, "job spec job_id '%.200s' differs from ZEUS_BSO_JOB_ID '%.200s'",
+                     json_string_value(id), env_job);
+            goto out;
+        }
+        if (json_object_set_new(obj, "job_id", json_string(env_job)) != 0)
+            goto nomem;
+    }
+    if (json_object_set_new(obj, "max_power",
+                            json_real((double)(zbso_monitor_max_power_limit_mw(c->mon) / 1000) *
+                                      (double)n_gpus)) != 0 ||
+        json_object_set_new(obj, "number_of_gpus", json_integer(n_gpus)) != 0 ||
+        json_object_set_new(obj, "gpu_model", json_string(model ? model : "")) != 0 ||
+        !(text = json_dumps(obj, JSON_COMPACT)))
+        goto nomem;
+    if (codec_job_spec_parse(text, strlen(text), out, &err) < 0) {
+        snprintf(msg, cap, "invalid job spec: %s%s%.400s", err.loc, err.loc[0] ? ": " : "",
+                 err.msg);
+        goto out;
+    }
+    rc = 0;
+    goto out;
+nomem:
+    snprintf(msg, cap, "out of memory building the job spec");
+    rc = ZBSO_ENOMEM;
+out:
+    free(text);
+    json_decref(obj);
+    return rc;
+}
+
+/* POST /jobs with spec and keeps the CreatedJob. Returns 0, ZBSO_ERUNTIME (server or
+ * network failure, or an answer that is not a job), ZBSO_ENOMEM. */
+static int register_job(zbso_client *c, const zbso_job_spec *spec)
+{
+    transport_resp resp;
+    zbso_err err;
+    char *body = codec_job_spec_dump(spec, NULL);
+    int rc;
+    if (!body)
+        return fail(c, ZBSO_ENOMEM, "out of memory encoding the job spec");
+    rc = transport_request(c->tp, "POST", "/jobs", body, &resp, c->errmsg, sizeof c->errmsg);
+    free(body);
+    if (rc < 0)
+        return rc;
+    if (codec_job_spec_parse(resp.body, resp.len, &c->job, &err) < 0 || !c->job.job_id[0])
+        return fail(c, ZBSO_ERUNTIME, "Zeus server answered POST /jobs with an invalid job: %s",
+                    c->job.job_id[0] ? err.msg : "no job_id");
+    if (!(c->job_json = codec_job_spec_dump(&c->job, NULL)))
+        return fail(c, ZBSO_ENOMEM, "out of memory keeping the registered job");
+    log_info("zbso client: job is registered with job_id %s", c->job.job_id);
+    return 0;
+}
+
+int zbso_client_new(zbso_monitor *mon, const char *server_url, const char *job_spec_json,
+                    int rank, zbso_client **out, char *errbuf, size_t errbuf_len)
+{
+    zbso_client *c = calloc(1, sizeof *c);
+    zbso_job_spec spec;
+    double retry_s = DEFAULT_RETRY_TIMEOUT_S;
+    const char *url = server_url ? server_url : getenv("ZEUS_BSO_SERVER_URL");
+    char msg[ZBSO_ERRBUF_MAX] = "";
+    int rc;
+    if (out)
+        *out = NULL;
+    if (!out) {
+        snprintf(msg, sizeof msg, "zbso_client_new: out is NULL");
+        rc = ZBSO_EINVAL;
+        goto out;
+    }
+    if (!c) {
+        snprintf(msg, sizeof msg, "out of memory allocating a client");
+        rc = ZBSO_ENOMEM;
+        goto out;
+    }
+    c->rank = rank;
+    snprintf(c->window, sizeof c->window, "zbso.client.%p", (void *)c);
+    if (!url || !url[0]) {
+        snprintf(msg, sizeof msg, "no server URL: pass one or set ZEUS_BSO_SERVER_URL");
+        rc = ZBSO_ECONFIG;
+        goto out;
+    }
+    if ((rc = env_seconds("ZBSO_CLIENT_RETRY_TIMEOUT", &retry_s, msg, sizeof msg)) < 0)
+        goto out;
+    if (!mon) {
+        if ((rc = zbso_monitor_new(NULL, 0, &c->mon, msg, sizeof msg)) < 0)
+            goto out;
+        c->owns_monitor = true;
+    } else {
+        c->mon = mon;
+    }
+    if ((rc = build_spec(c, job_spec_json, &spec, msg, sizeof msg)) < 0 ||
+        (rc = transport_new(url, getenv("ZEUS_BSO_API_TOKEN"), retry_s, REQUEST_TIMEOUT_S,
+                            &c->tp, msg, sizeof msg)) < 0)
+        goto out;
+    if ((rc = register_job(c, &spec)) < 0) {
+        snprintf(msg, sizeof msg, "%s", c->errmsg);
+        goto out;
+    }
+    *out = c;
+    c = NULL;
+out:
+    if (errbuf && errbuf_len)
+        snprintf(errbuf, errbuf_len, "%s", rc < 0 ? msg : "");
+    zbso_client_free(c);
+    return rc;
+}
+
+void zbso_client_free(zbso_client *c)
+{
+    zbso_measurement m;
+    if (!c)
+        return;
+    if (c->window_open)
+        zbso_monitor_end_window(c->mon, c->window, &m);
+    if (c->owns_monitor)
+        zbso_monitor_free(c->mon);
+    transport_free(c->tp);
+    free(c->job_json);
+    free(c);
+}
+
+const char *zbso_client_errmsg(const zbso_client *c) { return c ? c->errmsg : ""; }
+
+int zbso_client_set_retry_timeout(zbso_client *c, double seconds)
+{
+    if (!c)
+        return ZBSO_EINVAL;
+    if (!isfinite(seconds) || seconds < 0)
+        return fail(c, ZBSO_EINVAL, "retry timeout %g s is not a number of seconds >= 0",
+                    seconds);
+    transport_set_retry_timeout(c->tp, seconds);
+    pthread_mutex_lock(&pending_lock);
+    if (c->pending)
+        c->pending->retry_timeout_s = fmin(EXIT_RETRY_TIMEOUT_S, seconds);
+    pthread_mutex_unlock(&pending_lock);
+    return 0;
+}
+
+const char *zbso_client_job_id(const zbso_client *c) { return c ? c->job.job_id : ""; }
+
+const char *zbso_client_job_json(const zbso_client *c) { return c ? c->job_json : ""; }
+
+/* True when bs is one of the registered job's batch sizes. */
+static bool job_has_batch_size(const zbso_client *c, int64_t bs)
+{
+    for (size_t i = 0; i < c->job.n_batch_sizes; i++)
+        if (c->job.batch_sizes[i] == bs)
+            return true;
+    return false;
+}
+
+/* The trial the launching driver (`zbso run`) dispatched for this process, from
+ * $ZEUS_BSO_JOB_ID (must name this job), $ZEUS_BSO_TRIAL_NUMBER and $ZEUS_BATCH_SIZE.
+ * Returns 0, or ZBSO_ECONFIG naming the value. */
+static int trial_from_env(zbso_client *c, zbso_trial_id *tid)
+{
+    const char *env_job = getenv("ZEUS_BSO_JOB_ID");
+    int rc;
+    if (!env_job || strcmp(env_job, c->job.job_id) != 0)
+        return fail(c, ZBSO_ECONFIG,
+                    "ZEUS_BSO_TRIAL_NUMBER is set but ZEUS_BSO_JOB_ID '%.200s' does not name "
+                    "this job (%s)",
+                    env_job ? env_job : "(unset)", c->job.job_id);
+    snprintf(tid->job_id, sizeof tid->job_id, "%s", c->job.job_id);
+    if ((rc = env_positive("ZEUS_BSO_TRIAL_NUMBER", &tid->trial_number, c->errmsg,
+                           sizeof c->errmsg)) < 0 ||
+        (rc = env_positive("ZEUS_BATCH_SIZE", &tid->batch_size, c->errmsg,
+                           sizeof c->errmsg)) < 0)
+        return rc;
+    if (!job_has_batch_size(c, tid->batch_size))
+        return fail(c, ZBSO_ECONFIG, "ZEUS_BATCH_SIZE=%lld is not one of job %s's batch sizes",
+                    (long long)tid->batch_size, c->job.job_id);
+    return 0;
+}
+
+/* GET /jobs/batch_size for the job. Returns 0 with *tid, ZBSO_ERUNTIME (server or network
+ * failure, a malformed answer, a batch size the job does not have), ZBSO_ENOMEM. */
+static int trial_from_server(zbso_client *c, zbso_trial_id *tid)
+{
+    char path[ZBSO_ID_MAX * 3 + 64];
+    transport_resp resp;
+    zbso_err err;
+    char *id = transport_escape(c->tp, c->job.job_id);
+    int rc;
+    if (!id)
+        return fail(c, ZBSO_ENOMEM, "out of memory escaping the job id");
+    snprintf(path, sizeof path, "/jobs/batch_size?job_id=%s", id);
+    free(id);
+    if ((rc = transport_request(c->tp, "GET", path, NULL, &resp, c->errmsg,
+                                sizeof c->errmsg)) < 0)
+        return rc;
+    if (codec_trial_id_parse(resp.body, resp.len, tid, &err) < 0)
+        return fail(c, ZBSO_ERUNTIME, "Zeus server returned an invalid TrialId: %s", err.msg);
+    if (!job_has_batch_size(c, tid->batch_size))
+        return fail(c, ZBSO_ERUNTIME, "Zeus server returned a strange batch_size: %lld",
+                    (long long)tid->batch_size);
+    return 0;
+}
+
+int zbso_client_get_batch_size(zbso_client *c, int64_t *out)
+{
+    const char *env_trial = getenv("ZEUS_BSO_TRIAL_NUMBER");
+    zbso_trial_id tid;
+    int rc;
+    if (!c || !out)
+        return ZBSO_EINVAL;
+    if (c->rank != 0)
+        return fail(c, ZBSO_EBADOP,
+                    "Only rank 0 gpu can ask for a batch size (this client has rank %d).",
+                    c->rank);
+    if (c->batch_size != 0) {
+        *out = c->batch_size;
+        return 0;
+    }
+    c->cur_epoch = 0;
+    if (env_trial && env_trial[0])
+        rc = trial_from_env(c, &tid);
+    else
+        rc = trial_from_server(c, &tid);
+    if (rc < 0)
+        return rc;
+    if (pending_add(c, &tid) < 0)
+        return fail(c, ZBSO_ENOMEM, "out of memory arranging for trial %lld to end at exit",
+                    (long long)tid.trial_number);
+    c->batch_size = tid.batch_size;
+    c->trial_number = tid.trial_number;
+    log_info("zbso client: chosen batch size %lld (trial %lld)", (long long)c->batch_size,
+             (long long)c->trial_number);
+    *out = c->batch_size;
+    return 0;
+}
+
+int64_t zbso_client_trial_number(const zbso_client *c) { return c ? c->trial_number : 0; }
+
+int zbso_client_on_train_begin(zbso_client *c)
+{
+    int rc;
+    if (!c)
+        return ZBSO_EINVAL;
+    c->training_finished = false;
+    if (c->window_open)
+        return fail(c, ZBSO_EORDER, "training already began: call zbso_client_on_evaluate");
+    if ((rc = zbso_monitor_begin_window(c->mon, c->window)) < 0)
+        return fail(c, rc, "%s", zbso_monitor_errmsg(c->mon));
+    c->window_open = true;
+    return 0;
+}
+
+/* POST /report with the cumulative totals. Returns 0 with *rr, ZBSO_ERUNTIME,
+ * ZBSO_ENOMEM. */
+static int report(zbso_client *c, double metric, zbso_report_response *rr)
+{
+    zbso_training_result r = {.time = c->running_time_s, .energy = c->consumed_energy_j,
+                              .metric = metric, .current_epoch = c->cur_epoch};
+    transport_resp resp;
+    zbso_err err;
+    char *body;
+    int rc;
+    snprintf(r.trial.job_id, sizeof r.trial.job_id, "%s", c->job.job_id);
+    r.trial.batch_size = c->batch_size;
+    r.trial.trial_number = c->trial_number;
+    if (!(body = codec_training_result_dump(&r, NULL)))
+        return fail(c, ZBSO_ENOMEM, "out of memory encoding the training result");
+    rc = transport_request(c->tp, "POST", "/report", body, &resp, c->errmsg,
+                           sizeof c->errmsg);
+    free(body);
+    if (rc < 0)
+        return rc;
+    if (codec_report_response_parse(resp.body, resp.len, rr, &err) < 0)
+        return fail(c, ZBSO_ERUNTIME, "Zeus server returned an invalid ReportResponse: %s",
+                    err.msg);
+    return 0;
+}
+
+int zbso_client_on_evaluate(zbso_client *c, double metric)
+{
+    zbso_measurement m;
+    zbso_report_response rr;
+    int rc;
+    if (!c)
+        return ZBSO_EINVAL;
+    if (c->batch_size == 0)
+        return fail(c, ZBSO_EORDER, "Call get_batch_size to set the batch size first");
+    if (c->training_finished)
+        return 0;
+    if (!isfinite(metric))
+        return fail(c, ZBSO_EINVAL, "metric %g is not a finite number", metric);
+    if (!c->window_open)
+        return fail(c, ZBSO_EORDER, "Call on_train_begin before on_evaluate");
+    c->window_open = false;
+    if ((rc = zbso_monitor_end_window(c->mon, c->window, &m)) < 0)
+        return fail(c, rc, "%s", zbso_monitor_errmsg(c->mon));
+    c->cur_epoch++;
+    c->running_time_s += m.time_s;
+    c->consumed_energy_j += m.total_energy_j;
+    rc = report(c, metric, &rr);
+    if (rc < 0 || !rr.stop_train) {
+        /* Keep measuring: after a failed report the epoch stays counted and the next
+         * report carries it in its cumulative totals. */
+        int brc = zbso_monitor_begin_window(c->mon, c->window);
+        if (brc == 0)
+            c->window_open = true;
+        else if (rc == 0)
+            return fail(c, brc, "%s", zbso_monitor_errmsg(c->mon));
+        return rc;
+    }
+    c->training_finished = true;
+    pending_remove(c);
+    if (!rr.converged)
+        return fail(c, ZBSO_ETRAINFAIL,
+                    "Train failed: %s This batch size will not be selected again. Please "
+                    "re-launch the training",
+                    rr.message);
+    return 0;
+}
+
+int zbso_client_training_finished(const zbso_client *c) { return c && c->training_finished; }

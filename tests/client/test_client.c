@@ -1,0 +1,657 @@
+/* test_client.c: the C client of libzbso.so against a real `zbso serve` process ($ZBSO_BIN)
+ * and the fake NVML ($ZBSO_NVML_LIBRARY), plus a tiny scripted HTTP server thread for
+ * answers the real server never gives. Each test uses its own job ids. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "zbso/zbso.h"
+
+#define SPEC_FMT                                                                          \
+    "{\"job_id\":\"%s\",\"job_id_prefix\":\"%s\",\"batch_sizes\":[64,32,128],"              \
+    "\"default_batch_size\":64,\"max_epochs\":%d,\"target_metric\":0.5,\"mab_seed\":1}"
+
+static char tmpdir[64];
+static char real_nvml[512];
+static int shared_port;       /* the server most tests use */
+static pid_t shared_pid;
+static char shared_url[64];
+
+/* ---- helpers --------------------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Execs `zbso serve` on db (a file under tmpdir) and port; never returns. */
+static void exec_server(const char *db, int port, const char *log)
+{
+    char url[256], port_s[16];
+    FILE *f = fopen(log, "a");
+    if (f) {
+        dup2(fileno(f), 1);
+        dup2(fileno(f), 2);
+    }
+    snprintf(url, sizeof url, "sqlite:///%s/%s", tmpdir, db);
+    snprintf(port_s, sizeof port_s, "%d", port);
+    unsetenv("ZEUS_BSO_API_TOKEN");
+    execl(getenv("ZBSO_BIN"), "zbso", "serve", "--host", "127.0.0.1", "--port", port_s,
+          "--db", url, (char *)NULL);
+    _exit(127);
+}
+
+/* Starts a server and waits (10 s at most) for its "listening" line. Returns its port. */
+static int server_start(const char *db, int port, pid_t *pid)
+{
+    char log[128], line[512];
+    const char *tag = "zbso serve listening on http://127.0.0.1:";
+    snprintf(log, sizeof log, "%s/%s.%d.log", tmpdir, db, (int)time(NULL));
+    unlink(log);
+    *pid = fork();
+    assert_true(*pid >= 0);
+    if (*pid == 0)
+        exec_server(db, port, log);
+    for (int i = 0; i < 1000; i++) {
+        FILE *f = fopen(log, "r");
+        while (f && fgets(line, sizeof line, f)) {
+            char *p = strstr(line, tag);
+            if (p) {
+                fclose(f);
+                return atoi(p + strlen(tag));
+            }
+        }
+        if (f)
+            fclose(f);
+        sleep_ms(10);
+    }
+    fail_msg("zbso serve did not start; see %s", log);
+    return -1;
+}
+
+static void server_kill(pid_t pid, int sig)
+{
+    kill(pid, sig);
+    waitpid(pid, NULL, 0);
+}
+
+static void spec(char *buf, size_t cap, const char *job_id, const char *prefix, int epochs)
+{
+    snprintf(buf, cap, SPEC_FMT, job_id, prefix, epochs);
+}
+
+/* A client of the shared server with its own monitor; fails the test on error. */
+static zbso_client *client_for(const char *url, const char *job_id, const char *prefix,
+                               int epochs, int rank)
+{
+    char s[512], err[ZBSO_ERRBUF_MAX];
+    zbso_client *c = NULL;
+    spec(s, sizeof s, job_id, prefix, epochs);
+    int rc = zbso_client_new(NULL, url, s, rank, &c, err, sizeof err);
+    if (rc != 0)
+        fail_msg("zbso_client_new: %d %s", rc, err);
+    return c;
+}
+
+/* Runs epochs with the given metrics until training finishes; returns the last rc. */
+static int train(zbso_client *c, const double *metrics, int n)
+{
+    int rc = zbso_client_on_train_begin(c);
+    assert_int_equal(rc, 0);
+    for (int i = 0; i < n && !zbso_client_training_finished(c); i++)
+        if ((rc = zbso_client_on_evaluate(c, metrics[i])) != 0)
+            return rc;
+    return rc;
+}
+
+/* ---- a scripted HTTP server thread ---------------------------------------------- */
+
+typedef struct fake_reply {
+    int status;
+    const char *headers;          /* extra header lines, each ending in \r\n */
+    const char *body;
+} fake_reply;
+
+typedef struct fake_server {
+    int fd, port;
+    pthread_t thread;
+    const fake_reply *replies;    /* request i gets replies[min(i, n - 1)] */
+    int n_replies;
+    atomic_int n_requests;
+} fake_server;
+
+static void *fake_run(void *arg)
+{
+    fake_server *fs = arg;
+    char req[8192];
+    for (;;) {
+        int conn = accept(fs->fd, NULL, NULL);
+        if (conn < 0)
+            return NULL;
+        size_t got = 0;
+        char *end = NULL;
+        while (got < sizeof req - 1 && !end) {
+            ssize_t n = read(conn, req + got, sizeof req - 1 - got);
+            if (n <= 0)
+                break;
+            got += (size_t)n;
+            req[got] = '\0';
+            end = strstr(req, "\r\n\r\n");
+        }
+        if (end) {
+            char *cl = strstr(req, "Content-Length:");
+            size_t body = cl ? strtoul(cl + 15, NULL, 10) : 0;
+            while (got < (size_t)(end + 4 - req) + body && got < sizeof req - 1) {
+                ssize_t n = read(conn, req + got, sizeof req - 1 - got);
+                if (n <= 0)
+                    break;
+                got += (size_t)n;
+            }
+            int i = atomic_fetch_add(&fs->n_requests, 1);
+            const fake_reply *r = &fs->replies[i < fs->n_replies ? i : fs->n_replies - 1];
+            char out[4096];
+            int len = snprintf(out, sizeof out,
+                               "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
+                               "Content-Length: %zu\r\nConnection: close\r\n%s\r\n%s",
+                               r->status, strlen(r->body), r->headers ? r->headers : "",
+                               r->body);
+            if (write(conn, out, (size_t)len) < 0)
+                perror("fake server write");
+        }
+        close(conn);
+    }
+}
+
+static void fake_start(fake_server *fs, const fake_reply *replies, int n)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    memset(fs, 0, sizeof *fs);
+    fs->replies = replies;
+    fs->n_replies = n;
+    fs->fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fs->fd >= 0);
+    assert_int_equal(bind(fs->fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(fs->fd, 16), 0);
+    assert_int_equal(getsockname(fs->fd, (struct sockaddr *)&a, &alen), 0);
+    fs->port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&fs->thread, NULL, fake_run, fs), 0);
+}
+
+static void fake_stop(fake_server *fs)
+{
+    shutdown(fs->fd, SHUT_RDWR);
+    pthread_join(fs->thread, NULL);
+    close(fs->fd);
+}
+
+static const char *const FAKE_JOB =
+    "{\"job_id\":\"fake-1\",\"job_id_prefix\":\"fake\",\"batch_sizes\":[32,64],"
+    "\"default_batch_size\":32,\"max_power\":700,\"number_of_gpus\":1,"
+    "\"gpu_model\":\"NVIDIA H200\"}";
+
+/* ---- tests ------------------------------------------------------------------------ */
+
+/* Seed 000's sequence end to end, with the GPU facts in the registered job. */
+static void test_flow(void **state)
+{
+    char s[512], err[ZBSO_ERRBUF_MAX];
+    zbso_monitor *mon = NULL;
+    zbso_client *c = NULL;
+    int64_t bs = 0;
+    setenv("FAKE_NVML_GPUS", "2", 1);
+    setenv("FAKE_NVML_MAX_LIMIT_MW", "700999", 1);
+    assert_int_equal(zbso_monitor_new(NULL, 0, &mon, err, sizeof err), 0);
+    /* server_url NULL: $ZEUS_BSO_SERVER_URL. */
+    setenv("ZEUS_BSO_SERVER_URL", shared_url, 1);
+    snprintf(s, sizeof s,
+             "{\"job_id_prefix\":\"flow\",\"batch_sizes\":[64,32,128],"
+             "\"default_batch_size\":64,\"max_epochs\":5,\"unknown_field\":1}");
+    int rc = zbso_client_new(mon, NULL, s, 0, &c, err, sizeof err);
+    unsetenv("ZEUS_BSO_SERVER_URL");
+    if (rc != 0)
+        fail_msg("new: %d %s", rc, err);
+    assert_string_equal(err, "");
+    assert_true(strncmp(zbso_client_job_id(c), "flow-", 5) == 0);
+
+    json_t *job = json_loads(zbso_client_job_json(c), 0, NULL);
+    assert_non_null(job);
+    assert_true(json_number_value(json_object_get(job, "max_power")) == 1400.0);
+    assert_int_equal(json_integer_value(json_object_get(job, "number_of_gpus")), 2);
+    assert_string_equal(json_string_value(json_object_get(job, "gpu_model")), "NVIDIA H200");
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(job, "batch_sizes"), 0)),
+                     32);
+    assert_string_equal(json_string_value(json_object_get(job, "job_id")),
+                        zbso_client_job_id(c));
+    json_decref(job);
+
+    assert_int_equal(zbso_client_trial_number(c), 0);
+    assert_int_equal(zbso_client_get_batch_size(c, &bs), 0);
+    assert_int_equal(bs, 64);
+    assert_int_equal(zbso_client_trial_number(c), 1);
+    bs = 0;
+    assert_int_equal(zbso_client_get_batch_size(c, &bs), 0); /* cached: same trial */
+    assert_int_equal(bs, 64);
+    assert_int_equal(zbso_client_trial_number(c), 1);
+
+    assert_int_equal(zbso_client_on_evaluate(c, 0.9), ZBSO_EORDER); /* no train begin */
+    assert_non_null(strstr(zbso_client_errmsg(c), "on_train_begin"));
+    assert_int_equal(zbso_client_on_train_begin(c), 0);
+    assert_int_equal(zbso_client_on_train_begin(c), ZBSO_EORDER);
+    assert_int_equal(zbso_client_on_evaluate(c, NAN), ZBSO_EINVAL);
+    assert_int_equal(zbso_client_on_evaluate(c, 0.1), 0);
+    assert_int_equal(zbso_client_training_finished(c), 0);
+    sleep_ms(20);
+    assert_int_equal(zbso_client_on_evaluate(c, 0.2), 0);
+    assert_int_equal(zbso_client_training_finished(c), 0);
+    assert_int_equal(zbso_client_on_evaluate(c, 0.9), 0);
+    assert_int_equal(zbso_client_training_finished(c), 1);
+    assert_int_equal(zbso_client_on_evaluate(c, 0.1), 0); /* finished: a no-op */
+
+    /* The server recorded the converged run: the next run explores below 64. */
+    char id[320];
+    snprintf(id, sizeof id, "%s", zbso_client_job_id(c));
+    zbso_client_free(c);
+    snprintf(s, sizeof s,
+             "{\"job_id\":\"%s\",\"job_id_prefix\":\"flow\",\"batch_sizes\":[32,64,128],"
+             "\"default_batch_size\":64,\"max_epochs\":5}",
+             id);
+    assert_int_equal(zbso_client_new(mon, shared_url, s, 0, &c, err, sizeof err), 0);
+    assert_int_equal(zbso_client_get_batch_size(c, &bs), 0);
+    assert_int_equal(bs, 32);
+    assert_int_equal(zbso_client_trial_number(c), 2);
+    const double metrics[] = {0.9};
+    assert_int_equal(train(c, metrics, 1), 0);
+    zbso_client_free(c);
+    zbso_monitor_free(mon);
+}
+
+static void test_order_and_rank(void **state)
+{
+    int64_t bs = 0;
+    zbso_client *c = client_for(shared_url, "order-1", "order", 5, 0);
+    assert_int_equal(zbso_client_on_evaluate(c, 0.9), ZBSO_EORDER);
+    assert_string_equal(zbso_client_errmsg(c), "Call get_batch_size to set the batch size first");
+    zbso_client_free(c);
+
+    c = client_for(shared_url, "rank-1", "rank", 5, 1);
+    assert_int_equal(zbso_client_get_batch_size(c, &bs), ZBSO_EBADOP);
+    assert_non_null(strstr(zbso_client_errmsg(c), "Only rank 0"));
+    assert_int_equal(zbso_client_on_evaluate(c, 0.9), ZBSO_EORDER);
+    zbso_client_free(c);
+}
+
+/* max_epochs 2 and a metric under the target: the server stops the run unconverged. */
+static void test_train_fail(void **state)
+{
+    int64_t bs = 0;
+    zbso_client *c = client_for(shared_url, "tfail-1", "tfail", 2, 0);
+    const double metrics[] = {0.1, 0.2, 0.3};
+    assert_int_equal(zbso_client_get_batch_size(c, &bs), 0);
+    assert_int_equal(train(c, metrics, 3), ZBSO_ETRAINFAIL);
+    assert_int_equal(zbso_client_training_finished(c), 1);
+    const char *m = zbso_client_errmsg(c);
+    assert_true(strncmp(m, "Train failed: ", 14) == 0);
+    assert_true(strlen(m) > 14 + 60); /* carries the server's reason */
+    assert_non_null(strstr(m, " This batch size will not be selected again. Please "
+                              "re-launch the training"));
+    assert_int_equal(zbso_client_on_evaluate(c, 0.9), 0);
+    zbso_client_free(c);
+}
+
+/* Re-registering an id with another config: the server's 409 and its message. */
+static void test_server_error_message(void **state)
+{
+    char s[512], err[ZBSO_ERRBUF_MAX];
+    zbso_client *c = client_for(shared_url, "conf-1", "conf", 5, 0);
+    zbso_client_free(c);
+    c = client_for(shared_url, "conf-1", "conf", 5, 0); /* identical: fine */
+    zbso_client_free(c);
+    spec(s, sizeof s, "conf-1", "conf", 7);
+    assert_int_equal(zbso_client_new(NULL, shared_url, s, 0, &c, err, sizeof err),
+                     ZBSO_ERUNTIME);
+    assert_null(c);
+    assert_true(strncmp(err, "Zeus server returned status code 409: ", 38) == 0);
+    assert_true(strlen(err) > 45);
+    assert_null(strchr(err, '{')); /* the message, not the JSON body */
+
+    /* Bad specs are the caller's configuration. */
+    assert_int_equal(zbso_client_new(NULL, shared_url, "{\"job_id_prefix\":\"x\"}", 0, &c,
+                                     err, sizeof err),
+                     ZBSO_ECONFIG);
+    assert_non_null(strstr(err, "batch_sizes"));
+    assert_int_equal(zbso_client_new(NULL, shared_url, "[1", 0, &c, err, sizeof err),
+                     ZBSO_ECONFIG);
+    assert_int_equal(zbso_client_new(NULL, shared_url,
+                                     "{\"job_id_prefix\":\"x\",\"batch_sizes\":[8],"
+                                     "\"default_batch_size\":8,\"max_power\":1}",
+                                     0, &c, err, sizeof err),
+                     ZBSO_ECONFIG);
+    assert_non_null(strstr(err, "max_power"));
+    assert_int_equal(zbso_client_new(NULL, NULL, s, 0, &c, err, sizeof err), ZBSO_ECONFIG);
+    assert_non_null(strstr(err, "ZEUS_BSO_SERVER_URL"));
+    assert_int_equal(zbso_client_new(NULL, "ftp://x", s, 0, &c, err, sizeof err),
+                     ZBSO_ECONFIG);
+}
+
+/* A server answer with a batch size the job does not have. */
+static void test_strange_batch_size(void **state)
+{
+    const fake_reply replies[] = {
+        {200, NULL, FAKE_JOB},
+        {200, NULL, "{\"job_id\":\"fake-1\",\"batch_size\":48,\"trial_number\":1}"},
+    };
+    static fake_server fs; /* outlives a failed assertion that skips fake_stop */
+    char url[64];
+    int64_t bs = 0;
+    fake_start(&fs, replies, 2);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", fs.port);
+    zbso_client *c = client_for(url, "fake-1", "fake", 5, 0);
+    assert_int_equal(zbso_client_get_batch_size(c, &bs), ZBSO_ERUNTIME);
+    assert_string_equal(zbso_client_errmsg(c), "Zeus server returned a strange batch_size: 48");
+    assert_int_equal(zbso_client_trial_number(c), 0);
+    zbso_client_free(c);
+    fake_stop(&fs);
+}
+
+/* 503 with Retry-After is retried after the wait; a 4xx is final at once. */
+static void test_retry_after_and_4xx(void **state)
+{
+    const fake_reply busy[] = {
+        {503, "Retry-After: 1\r\n", "{\"message\":\"database unavailable\"}"},
+        {200, NULL, FAKE_JOB},
+    };
+    const fake_reply bad[] = {{400, NULL, "{\"message\":\"no such thing as 7\"}"}};
+    static fake_server fs; /* outlives a failed assertion that skips fake_stop */
+    char url[64], s[512], err[ZBSO_ERRBUF_MAX];
+    zbso_client *c = NULL;
+    spec(s, sizeof s, "fake-1", "fake", 5);
+
+    fake_start(&fs, busy, 2);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", fs.port);
+    double t0 = now_s();
+    assert_int_equal(zbso_client_new(NULL, url, s, 0, &c, err, sizeof err), 0);
+    double took = now_s() - t0;
+    assert_int_equal(atomic_load(&fs.n_requests), 2);
+    assert_true(took >= 0.95 && took < 3.0);
+    zbso_client_free(c);
+    fake_stop(&fs);
+
+    fake_start(&fs, bad, 1);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", fs.port);
+    assert_int_equal(zbso_client_new(NULL, url, s, 0, &c, err, sizeof err), ZBSO_ERUNTIME);
+    assert_string_equal(err, "Zeus server returned status code 400: no such thing as 7");
+    assert_int_equal(atomic_load(&fs.n_requests), 1);
+    fake_stop(&fs);
+}
+
+/* GPU facts that make a configuration error, and a missing NVML. */
+static void test_gpu_config(void **state)
+{
+    char s[512], err[ZBSO_ERRBUF_MAX];
+    zbso_client *c = NULL;
+    spec(s, sizeof s, "gpus-1", "gpus", 5);
+
+    setenv("FAKE_NVML_GPUS", "2", 1);
+    setenv("FAKE_NVML_MODELS", "NVIDIA H200,NVIDIA A100-SXM4-40GB", 1);
+    assert_int_equal(zbso_client_new(NULL, shared_url, s, 0, &c, err, sizeof err),
+                     ZBSO_ECONFIG);
+    assert_null(c);
+    assert_non_null(strstr(err, "A100"));
+    unsetenv("FAKE_NVML_MODELS");
+
+    setenv("FAKE_NVML_GPUS", "0", 1);
+    assert_int_equal(zbso_client_new(NULL, shared_url, s, 0, &c, err, sizeof err),
+                     ZBSO_ECONFIG);
+    assert_true(strlen(err) > 0);
+    setenv("FAKE_NVML_GPUS", "1", 1);
+
+    setenv("ZBSO_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    assert_int_equal(zbso_client_new(NULL, shared_url, s, 0, &c, err, sizeof err),
+                     ZBSO_ECONFIG);
+    assert_non_null(strstr(err, "/nonexistent/libnvidia-ml.so.1"));
+    setenv("ZBSO_NVML_LIBRARY", real_nvml, 1);
+
+    /* One GPU, 700 W: the job carries 700 W and 1 GPU; a second one ran 2 GPUs. */
+    setenv("FAKE_NVML_MAX_LIMIT_MW", "700000", 1);
+    assert_int_equal(zbso_client_new(NULL, shared_url, s, 0, &c, err, sizeof err), 0);
+    assert_non_null(strstr(zbso_client_job_json(c), "\"number_of_gpus\":1"));
+    zbso_client_free(c);
+    setenv("FAKE_NVML_GPUS", "2", 1);
+    assert_int_equal(zbso_client_new(NULL, shared_url, s, 0, &c, err, sizeof err),
+                     ZBSO_ERUNTIME);
+    assert_non_null(strstr(err, "409"));
+    setenv("FAKE_NVML_GPUS", "1", 1);
+}
+
+/* The launching driver already dispatched the trial: the client uses it. */
+static void test_trial_from_env(void **state)
+{
+    char s[512], err[ZBSO_ERRBUF_MAX], num[32];
+    int64_t bs = 0;
+    zbso_client *driver = client_for(shared_url, "envj-1", "envj", 5, 0), *c = NULL;
+    /* Its trial ends below; at exit one attempt to end it again is enough. */
+    assert_int_equal(zbso_client_set_retry_timeout(driver, 0), 0);
+    assert_int_equal(zbso_client_get_batch_size(driver, &bs), 0);
+    snprintf(num, sizeof num, "%lld", (long long)zbso_client_trial_number(driver));
+    setenv("ZEUS_BSO_JOB_ID", "envj-1", 1);
+    setenv("ZEUS_BSO_TRIAL_NUMBER", num, 1);
+    setenv("ZEUS_BATCH_SIZE", "64", 1);
+
+    spec(s, sizeof s, "envj-2", "envj", 5); /* contradicts ZEUS_BSO_JOB_ID */
+    assert_int_equal(zbso_client_new(NULL, shared_url, s, 0, &c, err, sizeof err),
+                     ZBSO_ECONFIG);
+    assert_non_null(strstr(err, "ZEUS_BSO_JOB_ID"));
+    snprintf(s, sizeof s,
+             "{\"job_id_prefix\":\"envj\",\"batch_sizes\":[32,64,128],"
+             "\"default_batch_size\":64,\"max_epochs\":5,\"target_metric\":0.5,"
+             "\"mab_seed\":1}");
+    assert_int_equal(zbso_client_new(NULL, shared_url, s, 0, &c, err, sizeof err), 0);
+    assert_string_equal(zbso_client_job_id(c), "envj-1");
+    bs = 0;
+    assert_int_equal(zbso_client_get_batch_size(c, &bs), 0);
+    assert_int_equal(bs, 64);
+    assert_int_equal(zbso_client_trial_number(c), zbso_client_trial_number(driver));
+    const double metrics[] = {0.9};
+    assert_int_equal(train(c, metrics, 1), 0); /* the server knows that trial */
+    zbso_client_free(c);
+
+    setenv("ZEUS_BATCH_SIZE", "48", 1);
+    assert_int_equal(zbso_client_new(NULL, shared_url, s, 0, &c, err, sizeof err), 0);
+    assert_int_equal(zbso_client_get_batch_size(c, &bs), ZBSO_ECONFIG);
+    assert_non_null(strstr(zbso_client_errmsg(c), "ZEUS_BATCH_SIZE=48"));
+    zbso_client_free(c);
+    unsetenv("ZEUS_BSO_JOB_ID");
+    unsetenv("ZEUS_BSO_TRIAL_NUMBER");
+    unsetenv("ZEUS_BATCH_SIZE");
+    zbso_client_free(driver);
+}
+
+/* SIGKILL the server mid-run and restart it on the same database a second later: the
+ * client's next report waits for it and carries on. */
+static void test_server_restart(void **state)
+{
+    pid_t pid, helper;
+    char url[64];
+    int64_t bs = 0;
+    int port = server_start("restart.db", 0, &pid);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+    zbso_client *c = client_for(url, "restart-1", "restart", 5, 0);
+    assert_int_equal(zbso_client_get_batch_size(c, &bs), 0);
+    assert_int_equal(zbso_client_on_train_begin(c), 0);
+    assert_int_equal(zbso_client_on_evaluate(c, 0.1), 0);
+    server_kill(pid, SIGKILL);
+    helper = fork();
+    assert_true(helper >= 0);
+    if (helper == 0) {
+        char log[128];
+        snprintf(log, sizeof log, "%s/restart.db.again.log", tmpdir);
+        sleep_ms(1000);
+        exec_server("restart.db", port, log);
+    }
+    double t0 = now_s();
+    int rc = zbso_client_on_evaluate(c, 0.9);
+    double took = now_s() - t0;
+    if (rc != 0)
+        fail_msg("on_evaluate across the restart: %d %s", rc, zbso_client_errmsg(c));
+    assert_int_equal(zbso_client_training_finished(c), 1);
+    assert_true(took >= 0.9);
+    zbso_client_free(c);
+    server_kill(helper, SIGTERM);
+}
+
+/* The server gone for good: ZBSO_ERUNTIME once the retry timeout is spent. */
+static void test_server_gone(void **state)
+{
+    pid_t pid;
+    char url[64], s[512], err[ZBSO_ERRBUF_MAX];
+    int64_t bs = 0;
+    int port = server_start("gone.db", 0, &pid);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+    zbso_client *c = client_for(url, "gone-1", "gone", 5, 0);
+    assert_int_equal(zbso_client_set_retry_timeout(c, -1), ZBSO_EINVAL);
+    assert_int_equal(zbso_client_set_retry_timeout(c, 2), 0);
+    assert_int_equal(zbso_client_get_batch_size(c, &bs), 0);
+    assert_int_equal(zbso_client_on_train_begin(c), 0);
+    server_kill(pid, SIGKILL);
+    double t0 = now_s();
+    assert_int_equal(zbso_client_on_evaluate(c, 0.1), ZBSO_ERUNTIME);
+    double took = now_s() - t0;
+    assert_true(took >= 1.8 && took < 3.5);
+    assert_non_null(strstr(zbso_client_errmsg(c), "gave up after 2."));
+    assert_non_null(strstr(zbso_client_errmsg(c), "retry timeout 2 s"));
+    /* The failed report left the window open: the client can report again later. */
+    assert_int_equal(zbso_client_on_evaluate(c, 0.1), ZBSO_ERUNTIME);
+    assert_int_equal(zbso_client_set_retry_timeout(c, 0), 0); /* exit: one attempt */
+    zbso_client_free(c);
+
+    /* $ZBSO_CLIENT_RETRY_TIMEOUT bounds the registration too. */
+    setenv("ZBSO_CLIENT_RETRY_TIMEOUT", "1", 1);
+    spec(s, sizeof s, "gone-2", "gone", 5);
+    t0 = now_s();
+    assert_int_equal(zbso_client_new(NULL, url, s, 0, &c, err, sizeof err), ZBSO_ERUNTIME);
+    took = now_s() - t0;
+    assert_true(took >= 0.8 && took < 2.5);
+    assert_non_null(strstr(err, "Connection refused") ? err : strstr(err, "connect"));
+    setenv("ZBSO_CLIENT_RETRY_TIMEOUT", "x", 1);
+    assert_int_equal(zbso_client_new(NULL, url, s, 0, &c, err, sizeof err), ZBSO_ECONFIG);
+    assert_non_null(strstr(err, "ZBSO_CLIENT_RETRY_TIMEOUT='x'"));
+    unsetenv("ZBSO_CLIENT_RETRY_TIMEOUT");
+}
+
+/* A process that got a batch size and exits ends its trial: the trial is Failed, so the
+ * same batch size is explored again, and once that run converges the next one explores a
+ * smaller batch size (a still-Dispatched first exploration would block that). */
+static void test_trial_ended_at_exit(void **state)
+{
+    int64_t bs = 0;
+    int status = 0;
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        zbso_client *c = client_for(shared_url, "exit-1", "exit", 5, 0);
+        int rc = zbso_client_get_batch_size(c, &bs);
+        zbso_client_free(c); /* does not end the trial: exit does */
+        exit(rc == 0 && bs == 64 ? 0 : 3);
+    }
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    zbso_client *c = client_for(shared_url, "exit-1", "exit", 5, 0);
+    assert_int_equal(zbso_client_get_batch_size(c, &bs), 0);
+    assert_int_equal(bs, 64);
+    assert_int_equal(zbso_client_trial_number(c), 2);
+    const double metrics[] = {0.9};
+    assert_int_equal(train(c, metrics, 1), 0);
+    zbso_client_free(c);
+    c = client_for(shared_url, "exit-1", "exit", 5, 0);
+    assert_int_equal(zbso_client_get_batch_size(c, &bs), 0);
+    assert_int_equal(bs, 32);
+    assert_int_equal(train(c, metrics, 1), 0);
+    zbso_client_free(c);
+}
+
+static void test_strerror(void **state)
+{
+    assert_string_equal(zbso_strerror(ZBSO_ETRAINFAIL), zbso_strerror(ZBSO_ETRAINFAIL));
+    assert_true(strcmp(zbso_strerror(ZBSO_ECONFIG), zbso_strerror(ZBSO_ERUNTIME)) != 0);
+    assert_true(strcmp(zbso_strerror(ZBSO_EORDER), zbso_strerror(ZBSO_EBADOP)) != 0);
+}
+
+static int setup(void **state)
+{
+    const char *nvml = getenv("ZBSO_NVML_LIBRARY");
+    if (!getenv("ZBSO_BIN") || !nvml) {
+        fprintf(stderr, "ZBSO_BIN and ZBSO_NVML_LIBRARY must be set\n");
+        return -1;
+    }
+    snprintf(real_nvml, sizeof real_nvml, "%s", nvml);
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/zbso-client-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return -1;
+    unsetenv("ZEUS_BSO_SERVER_URL");
+    unsetenv("ZEUS_BSO_JOB_ID");
+    unsetenv("ZEUS_BSO_TRIAL_NUMBER");
+    unsetenv("ZEUS_BATCH_SIZE");
+    unsetenv("ZEUS_BSO_API_TOKEN");
+    unsetenv("ZBSO_CLIENT_RETRY_TIMEOUT");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    setenv("FAKE_NVML_GPUS", "1", 1);
+    shared_port = server_start("shared.db", 0, &shared_pid);
+    snprintf(shared_url, sizeof shared_url, "http://127.0.0.1:%d", shared_port);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[128];
+    server_kill(shared_pid, SIGTERM);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_flow),
+        cmocka_unit_test(test_order_and_rank),
+        cmocka_unit_test(test_train_fail),
+        cmocka_unit_test(test_server_error_message),
+        cmocka_unit_test(test_strange_batch_size),
+        cmocka_unit_test(test_retry_after_and_4xx),
+        cmocka_unit_test(test_gpu_config),
+        cmocka_unit_test(test_trial_from_env),
+        cmocka_unit_test(test_trial_ended_at_exit),
+        cmocka_unit_test(test_server_restart),
+        cmocka_unit_test(test_server_gone),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
