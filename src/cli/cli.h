@@ -15,4 +15,7 @@ int cli_migrate(int argc, char **argv);
 /* `zbso simulate`: trace-driven simulation of recurring jobs (src/sim). */
 int cli_simulate(int argc, char **argv);
 
+/* `zbso run`: drives a training command across recurrences (src/run). */
+int cli_run(int argc, char **argv);
+
 #endif

@@ -13,6 +13,7 @@ static const struct {
     {"serve", cli_serve, "run the batch size optimizer server (HTTP/JSON)"},
     {"migrate", cli_migrate, "create or upgrade the database schema, or print its SQL"},
     {"simulate", cli_simulate, "simulate recurring jobs on the Zeus traces against the optimizer"},
+    {"run", cli_run, "run a training command repeatedly with the batch sizes the optimizer picks"},
 };
 
 static void usage(FILE *to)

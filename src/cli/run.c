@@ -1,0 +1,130 @@
+/* run.c: `zbso run`: parses the command line into run_options and hands them to src/run
+ * (the recurrence driver). Nothing here talks to the optimizer or starts a process. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "run/run.h"
+
+static const char run_usage[] =
+    "usage: zbso run [--server URL | --db PATH] --spec job.json --recurrences N\n"
+    "                [--log-dir DIR] [--metric-regex RE] [--grace S] [--seed N] [--no-gpu]\n"
+    "                -- COMMAND ARGS...\n"
+    "\n"
+    "Runs a training command N times with the batch sizes the optimizer picks (seed 004).\n"
+    "  --server URL       a zbso (or Zeus) server; default: embedded mode on --db\n"
+    "  --db PATH          embedded mode's SQLite file (default zbso.db)\n"
+    "  --spec FILE        the job: JobSpec fields, optionally max_power, number_of_gpus,\n"
+    "                     gpu_model (else measured), learning_rate, optimizer, seed, epochs\n"
+    "  --recurrences N    how many times the job recurs (>= 1)\n"
+    "  --log-dir DIR      where the run's directory goes (default zbso-runs)\n"
+    "  --metric-regex RE  read one metric per epoch from the command's output (the first\n"
+    "                     group of RE, e.g. 'val_acc=([0-9.]+)'), measure and report it;\n"
+    "                     without it the command reports through the zbso/Zeus client\n"
+    "  --grace S          seconds between SIGTERM and SIGKILL when stopping (default 10)\n"
+    "  --seed N           base of the {seed} placeholder (default: job file, else 123456)\n"
+    "  --no-gpu           measure time only (energy 0) instead of the GPUs\n"
+    "Placeholders in COMMAND ARGS: {bs} {batch_size} {lr} {learning_rate} {seed} {epochs}\n"
+    "{target_metric}. Environment: ZEUS_BSO_SERVER_URL, ZEUS_BSO_JOB_ID,\n"
+    "ZEUS_BSO_TRIAL_NUMBER, ZEUS_BATCH_SIZE, ZEUS_LOG_DIR, ZEUS_JOB_ID, ZEUS_ETA_KNOB,\n"
+    "ZEUS_TARGET_METRIC, ZEUS_COST_THRESH.\n";
+
+enum { OPT_SERVER = 256, OPT_DB, OPT_SPEC, OPT_RECUR, OPT_LOG_DIR, OPT_REGEX, OPT_GRACE,
+       OPT_SEED, OPT_NO_GPU, OPT_HELP };
+
+/* Parses argv into *o. Returns 0, 1 for --help (usage printed), or ZBSO_EINVAL. */
+static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
+{
+    static const struct option opts[] = {
+        {"server", required_argument, NULL, OPT_SERVER},
+        {"db", required_argument, NULL, OPT_DB},
+        {"spec", required_argument, NULL, OPT_SPEC},
+        {"recurrences", required_argument, NULL, OPT_RECUR},
+        {"log-dir", required_argument, NULL, OPT_LOG_DIR},
+        {"metric-regex", required_argument, NULL, OPT_REGEX},
+        {"grace", required_argument, NULL, OPT_GRACE},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"no-gpu", no_argument, NULL, OPT_NO_GPU},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    char *end;
+    int c;
+
+    memset(o, 0, sizeof *o);
+    o->log_dir = "zbso-runs";
+    o->grace_s = RUN_DEFAULT_GRACE_S;
+    optind = 1;
+    opterr = 0;
+    /* "+": stop at the command, so its own options are left to it. */
+    while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_SERVER: o->server_url = optarg; break;
+        case OPT_DB: o->db_path = optarg; break;
+        case OPT_SPEC: o->spec_path = optarg; break;
+        case OPT_LOG_DIR: o->log_dir = optarg; break;
+        case OPT_REGEX: o->metric_regex = optarg; break;
+        case OPT_NO_GPU: o->no_gpu = true; break;
+        case OPT_RECUR:
+            o->recurrences = strtoll(optarg, &end, 10);
+            if (optarg[0] == '\0' || *end != '\0' || o->recurrences < 1 ||
+                o->recurrences > 1000000)
+                return err_set(err, ZBSO_EINVAL,
+                               "--recurrences '%s' is not an integer in [1, 1000000]", optarg);
+            break;
+        case OPT_GRACE:
+            o->grace_s = strtod(optarg, &end);
+            if (optarg[0] == '\0' || *end != '\0' || !(o->grace_s >= 0 && o->grace_s <= 86400))
+                return err_set(err, ZBSO_EINVAL,
+                               "--grace '%s' is not a number of seconds in [0, 86400]", optarg);
+            break;
+        case OPT_SEED:
+            o->seed = strtoull(optarg, &end, 10);
+            if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || o->seed > (1ULL << 62))
+                return err_set(err, ZBSO_EINVAL,
+                               "--seed '%s' is not a non-negative integer below 2^62", optarg);
+            o->has_seed = true;
+            break;
+        case OPT_HELP:
+            fputs(run_usage, stdout);
+            return 1;
+        default:
+            return err_set(err, ZBSO_EINVAL, "unknown or incomplete option '%s'",
+                           argv[optind - 1]);
+        }
+    }
+    if (o->server_url != NULL && o->db_path != NULL)
+        return err_set(err, ZBSO_EINVAL, "give --server URL or --db PATH, not both");
+    if (o->server_url == NULL && o->db_path == NULL)
+        o->db_path = "zbso.db";
+    if (o->spec_path == NULL)
+        return err_set(err, ZBSO_EINVAL, "--spec job.json is required");
+    if (o->recurrences == 0)
+        return err_set(err, ZBSO_EINVAL, "--recurrences N is required");
+    if (optind >= argc || argv[optind][0] == '\0')
+        return err_set(err, ZBSO_EINVAL, "no training command: give it after '--'");
+    o->argv = argv + optind;
+    return 0;
+}
+
+int cli_run(int argc, char **argv)
+{
+    run_options o;
+    zbso_err err;
+    int rc;
+
+    err_clear(&err);
+    if ((rc = parse_args(argc, argv, &o, &err)) != 0) {
+        if (rc > 0)
+            return CLI_EXIT_OK;
+        fprintf(stderr, "zbso run: %s\n(see 'zbso run --help')\n", err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    if ((rc = run_main(&o, &err)) < 0) {
+        fprintf(stderr, "zbso run: %s\n", err.msg);
+        return CLI_EXIT_FAIL;
+    }
+    return CLI_EXIT_OK;
+}

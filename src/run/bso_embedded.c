@@ -1,0 +1,82 @@
+/* bso_embedded.c: `zbso run`'s optimizer in this process: the service layer over a SQLite
+ * file, so no server is needed and decisions are made by the same code as the server's. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "run/runInt.h"
+#include "service/service.h"
+
+#define TRIAL_TIMEOUT_S 86400.0    /* SPEC §3.5's default lease */
+
+typedef struct embedded {
+    run_bso base;
+    store *st;
+    svc_env env;
+} embedded;
+
+static int emb_register(run_bso *b, const zbso_job_spec *spec, zbso_job_spec *out,
+                        zbso_err *err)
+{
+    embedded *e = (embedded *)b;
+    bool created;
+    return svc_register_job(e->st, &e->env, spec, out, &created, err);
+}
+
+static int emb_next(run_bso *b, const char *job_id, zbso_trial_id *out, zbso_err *err)
+{
+    embedded *e = (embedded *)b;
+    return svc_next_batch_size(e->st, &e->env, job_id, out, err);
+}
+
+static int emb_report(run_bso *b, const zbso_training_result *r, zbso_report_response *out,
+                      zbso_err *err)
+{
+    embedded *e = (embedded *)b;
+    return svc_report(e->st, &e->env, r, out, err);
+}
+
+static int emb_end(run_bso *b, const zbso_trial_id *t, zbso_err *err)
+{
+    embedded *e = (embedded *)b;
+    return svc_end_trial(e->st, &e->env, t, err);
+}
+
+static void emb_close(run_bso *b)
+{
+    embedded *e = (embedded *)b;
+    store_close(e->st);
+    free(e);
+}
+
+static const run_bso_ops embedded_ops = {emb_register, emb_next, emb_report, emb_end,
+                                         emb_close};
+
+int run_bso_embedded_open(const char *db_path, run_bso **out, zbso_err *err)
+{
+    char url[RUN_PATH_MAX + 16];
+    store_options opt = {.create_if_empty = true};
+    embedded *e = NULL;
+    int rc;
+
+    *out = NULL;
+    int n = snprintf(url, sizeof url, "sqlite:///%s", db_path);
+    if (n < 0 || (size_t)n >= sizeof url)
+        return err_set(err, ZBSO_EINVAL, "--db path '%.80s...' is too long", db_path);
+    if ((e = calloc(1, sizeof *e)) == NULL)
+        return err_set(err, ZBSO_ENOMEM, "out of memory opening %s", url);
+    if ((rc = store_open(url, &opt, &e->st, err)) < 0) {
+        free(e);
+        return rc;
+    }
+    e->base.ops = &embedded_ops;
+    e->base.server_url = NULL;
+    e->env = svc_env_system(TRIAL_TIMEOUT_S);
+    *out = &e->base;
+    return 0;
+}
+
+void run_bso_close(run_bso *b)
+{
+    if (b != NULL)
+        b->ops->close(b);
+}

@@ -1,0 +1,42 @@
+/* run.h: `zbso run` (SPEC §7, seed 004's ZeusMaster): drives a training command across
+ * recurrences with the batch sizes the optimizer picks, in-process on a SQLite file or
+ * against a zbso server. Knows nothing of the command line; src/cli/run.c parses it. */
+#ifndef ZBSO_RUN_RUN_H
+#define ZBSO_RUN_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+#define RUN_MAX_TRIES 20          /* tries per recurrence before giving up (seed 004) */
+#define RUN_DEFAULT_SEED 123456   /* seed 004's default */
+#define RUN_DEFAULT_GRACE_S 10.0  /* SIGTERM -> SIGKILL */
+
+typedef struct run_options {
+    const char *server_url;    /* server mode: base URL; NULL for embedded mode */
+    const char *db_path;       /* embedded mode: the SQLite file */
+    const char *spec_path;     /* job.json */
+    int64_t recurrences;       /* >= 1 */
+    const char *log_dir;       /* base directory of the run's log directory */
+    /* NULL: the command reports through the client itself; else an extended POSIX regex
+     * whose first group (or whole match) is one epoch's metric in the command's output. */
+    const char *metric_regex;
+    double grace_s;            /* >= 0 */
+    bool has_seed;             /* --seed given: overrides job.json's "seed" */
+    uint64_t seed;
+    bool no_gpu;               /* measure time only, energy 0, no NVML */
+    char *const *argv;         /* the training command, NULL-terminated, argv[0] non-NULL */
+} run_options;
+
+/* Runs the job o->recurrences times (SPEC §7) and prints one line per try to stdout.
+ * Returns 0 when every recurrence reached the target; otherwise a negative ZBSO_E* code
+ * with err naming what failed: ZBSO_EINVAL (bad job.json, bad regex, a placeholder that
+ * cannot be filled), ZBSO_ECONFIG (no GPU measurement without --no-gpu), ZBSO_EIO (log
+ * directory, command that cannot be started or exits non-zero), ZBSO_ETRAINFAIL (the
+ * default batch size of the first recurrence, or 20 tries, did not reach the target),
+ * ZBSO_ERUNTIME (server failures, interrupted by a signal), store errors. Every try that
+ * ran is in history.csv, and a trial that was dispatched has been ended, even on failure. */
+int run_main(const run_options *o, zbso_err *err);
+
+#endif

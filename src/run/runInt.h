@@ -1,0 +1,180 @@
+/* runInt.h: the parts of `zbso run`, private to src/run: the optimizer seen through one
+ * interface with an embedded and an HTTP implementation, the job file, placeholders,
+ * the child process, GPU measurement and the log directory. */
+#ifndef ZBSO_RUN_RUNINT_H
+#define ZBSO_RUN_RUNINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "core/types.h"
+#include "util/err.h"
+
+/* ---- the optimizer (bso_embedded.c, bso_http.c) -------------------------------------
+ * The four requests of SPEC §2, so the driver is written once for both modes. Each
+ * returns 0 or a negative ZBSO_E* code with err holding the optimizer's message. */
+typedef struct run_bso run_bso;
+typedef struct run_bso_ops {
+    int (*register_job)(run_bso *b, const zbso_job_spec *spec, zbso_job_spec *out,
+                        zbso_err *err);
+    int (*next_batch_size)(run_bso *b, const char *job_id, zbso_trial_id *out,
+                           zbso_err *err);
+    int (*report)(run_bso *b, const zbso_training_result *r, zbso_report_response *out,
+                  zbso_err *err);
+    int (*end_trial)(run_bso *b, const zbso_trial_id *t, zbso_err *err);
+    void (*close)(run_bso *b);
+} run_bso_ops;
+struct run_bso {
+    const run_bso_ops *ops;
+    const char *server_url;   /* the URL given to the command, NULL in embedded mode */
+};
+
+/* Opens the SQLite file at db_path (created with the schema when new) for svc_* calls in
+ * this process. ZBSO_EINVAL for a path that does not fit a URL, store errors otherwise. */
+int run_bso_embedded_open(const char *db_path, run_bso **out, zbso_err *err);
+/* Prepares requests to the server at url (http:// or https://; a trailing '/' is
+ * dropped). $ZEUS_BSO_API_TOKEN, when set, is sent as a bearer token. Connects lazily. */
+int run_bso_http_open(const char *url, run_bso **out, zbso_err *err);
+/* Closes b; NULL is a no-op. */
+void run_bso_close(run_bso *b);
+
+/* ---- the job file (jobfile.c) --------------------------------------------------------- */
+#define RUN_OPTIMIZER_MAX 63
+
+typedef struct run_job_file {
+    zbso_job_spec spec;        /* validated once the GPU facts are filled */
+    bool has_gpu_facts[3];     /* max_power, number_of_gpus, gpu_model given */
+    bool has_lr;
+    double learning_rate;      /* the default batch size's learning rate, > 0 */
+    char optimizer[RUN_OPTIMIZER_MAX + 1];   /* "" when not given */
+    bool has_seed;
+    uint64_t seed;
+} run_job_file;
+
+/* Parses job.json text (len bytes): a JobSpec (seed 001 fields) plus, optionally,
+ * max_power, number_of_gpus, gpu_model (absent ones come from the monitor, see
+ * run_job_file_finish), learning_rate, optimizer, seed and epochs (an alias of
+ * max_epochs). Returns 0, or ZBSO_EINVAL naming the file (what), the field and the value.
+ * The spec is not validated yet. */
+int run_job_file_parse(const char *what, const char *text, size_t len, run_job_file *out,
+                       zbso_err *err);
+/* Fills the absent GPU facts (max_power = floor(max_power_limit_mw / 1000) * n_gpus, as
+ * the Zeus client does) and validates the whole spec (spec_validate). With n_gpus 0 (no
+ * monitor) every fact must have been given: ZBSO_ECONFIG naming the missing one.
+ * Returns 0 or ZBSO_EINVAL / ZBSO_ECONFIG. */
+int run_job_file_finish(run_job_file *jf, unsigned n_gpus, unsigned max_power_limit_mw,
+                        const char *gpu_model, zbso_err *err);
+
+/* ---- placeholders (placeholders.c, pure) --------------------------------------------- */
+#define RUN_ARG_MAX 32767          /* bytes of one substituted argument */
+
+typedef struct run_subst {
+    int64_t batch_size;
+    bool has_lr;
+    double lr;                     /* already scaled to batch_size */
+    uint64_t seed;
+    int64_t epochs;
+    double target_metric;
+} run_subst;
+
+/* The learning rate for batch size bs when lr is right for default_bs: square-root
+ * scaling for adam, adamw and adadelta (any case), linear otherwise (seed 004). */
+double run_lr_scale(double lr, const char *optimizer, int64_t default_bs, int64_t bs);
+
+/* Writes in with {bs} {batch_size} {lr} {learning_rate} {seed} {epochs} {target_metric}
+ * replaced into out (capacity cap); other braces are copied as they are. Returns 0, or
+ * ZBSO_EINVAL when {lr} appears without a learning rate or the result exceeds cap. */
+int run_subst_arg(const char *in, const run_subst *s, char *out, size_t cap, zbso_err *err);
+
+/* Formats a double the way placeholders and the environment show it ("%.10g"). */
+void run_fmt_double(double v, char *out, size_t cap);
+
+/* ---- the child process (child.c) ----------------------------------------------------- */
+#define RUN_LINE_MAX 65536         /* a longer output line is handled in pieces */
+
+/* Called for each line of output (without the newline, NUL-terminated). A non-zero return
+ * stops run_child_read early; the rest of the output stays for the next call. */
+typedef int (*run_line_fn)(void *ctx, const char *line, size_t len);
+
+typedef struct run_child {
+    pid_t pid;                 /* also its process group */
+    int out_fd;                /* read end of the stdout+stderr pipe, -1 at EOF */
+    FILE *log;                 /* every line is copied here */
+    bool exited;               /* reaped; exit_status is valid */
+    int exit_status;           /* waitpid status */
+    double last_output_s;      /* monotonic time output last arrived */
+    size_t n;                  /* bytes in buf */
+    char buf[RUN_LINE_MAX + 1];
+} run_child;
+
+/* Starts argv (PATH searched, no shell) in its own process group with envp, stdout and
+ * stderr into one pipe, default signal dispositions and an empty signal mask. Returns 0,
+ * or ZBSO_EIO naming the command and the reason (it does not exist, is not executable).
+ * The caller owns c (large: allocate it) and must call run_child_stop or run_child_wait. */
+int run_child_spawn(run_child *c, char *const argv[], char *const envp[], FILE *log,
+                    zbso_err *err);
+/* Waits up to timeout_ms for output and hands each complete line to fn (NULL: the log
+ * only). Returns 1 when the output has ended (EOF, or the command exited and the output
+ * stayed idle 200 ms), the value fn returned when non-zero (stop early), else 0;
+ * ZBSO_EIO when reading fails. */
+int run_child_read(run_child *c, int timeout_ms, run_line_fn fn, void *ctx, zbso_err *err);
+/* True once the command itself has exited (not yet reaped). */
+bool run_child_has_exited(run_child *c);
+/* Copies the remaining output to the log, waits for the command to exit, kills what is
+ * left of its process group and reaps it. Returns 0 or ZBSO_EIO. */
+int run_child_wait(run_child *c, zbso_err *err);
+/* Stops the command: SIGTERM to its process group, SIGKILL after grace_s seconds if it is
+ * still running; copies its output to the log meanwhile; reaps it. Returns 0 or ZBSO_EIO. */
+int run_child_stop(run_child *c, double grace_s, zbso_err *err);
+/* Describes a waitpid status ("exited with status 3", "killed by signal 9"). */
+void run_child_describe(int status, char *out, size_t cap);
+
+/* ---- measurement (meter.c) ------------------------------------------------------------
+ * Time and GPU energy of a try, one measurement window per epoch. Without GPUs
+ * (--no-gpu) time only, energy 0. */
+typedef struct run_meter run_meter;
+
+/* Opens the monitor over every visible GPU, or none with no_gpu. ZBSO_ECONFIG with the
+ * monitor's message and a hint about --no-gpu when there is no usable GPU. */
+int run_meter_open(bool no_gpu, run_meter **out, zbso_err *err);
+void run_meter_free(run_meter *m);
+unsigned run_meter_gpu_count(const run_meter *m);          /* 0 without GPUs */
+unsigned run_meter_max_power_limit_mw(const run_meter *m);
+const char *run_meter_gpu_model(const run_meter *m);       /* "" without GPUs */
+/* Starts measuring a try from zero. ZBSO_ERUNTIME when the monitor fails. */
+int run_meter_start(run_meter *m, zbso_err *err);
+/* Cumulative time (s) and energy (J) since run_meter_start; with restart, a new window is
+ * opened so measuring continues, otherwise measuring ends. ZBSO_ERUNTIME on failure. */
+int run_meter_lap(run_meter *m, bool restart, double *time_s, double *energy_j,
+                  zbso_err *err);
+
+/* ---- the log directory (history.c) ---------------------------------------------------- */
+#define RUN_PATH_MAX 4096
+
+typedef struct run_history {
+    char dir[RUN_PATH_MAX];    /* LOG_DIR/<job>+x<N>+eta<eta>+beta<beta>+<time> */
+    FILE *csv;                 /* history.csv, appended and flushed per row */
+} run_history;
+
+typedef struct run_history_row {
+    int64_t recurrence, try_no, batch_size;
+    double time_s, energy_j, cost;
+    bool reached;
+} run_history_row;
+
+/* Creates base and its parents (so a bad --log-dir is found before anything is
+ * registered). Returns 0 or ZBSO_EIO naming the directory and the reason. */
+int run_history_make_base(const char *base, zbso_err *err);
+/* Creates base (and its parents) and the run's directory in it, named after the job, the
+ * recurrences, eta, beta ("none" when absent) and the local time, and opens history.csv
+ * with its header. Returns 0 or ZBSO_EIO naming the directory or file and the reason. */
+int run_history_open(run_history *h, const char *base, const zbso_job_spec *spec,
+                     int64_t recurrences, zbso_err *err);
+/* Appends and flushes one row. Returns 0 or ZBSO_EIO. */
+int run_history_append(run_history *h, const run_history_row *row, zbso_err *err);
+void run_history_close(run_history *h);
+
+#endif
