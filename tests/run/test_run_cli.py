@@ -7,6 +7,7 @@ import glob
 import json
 import math
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -248,6 +249,29 @@ class TestEmbedded(RunCase):
                          [(1, 1, 32, "true")] + [(2, t, 64, "false") for t in range(1, 21)])
         self.assertEqual(self.trials(), [(1, 32, "Succeeded")] +
                          [(n, 64, "Failed") for n in range(2, 22)])
+
+    def test_interrupted_run_stops_the_command_and_ends_the_trial(self):
+        with open(os.path.join(self.dir, "job.json"), "w") as f:
+            json.dump(spec(), f)
+        e = {k: v for k, v in os.environ.items() if not k.startswith("ZEUS_")}
+        cmd = [*TRAIN, "--rates", "32:0.001", "--sleep-ms", "50", "--record", self.record]
+        proc = subprocess.Popen([ZBSO_BIN, "run", "--db", "x.db", "--spec", "job.json",
+                                 "--recurrences", "2", "--log-dir", "logs", "--no-gpu",
+                                 "--metric-regex", REGEX, "--", *cmd],
+                                cwd=self.dir, env=e, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(self.record) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 1, err)
+        self.assertIn("interrupted by signal 15", err)
+        self.assertEqual(self.decisions(), [(1, 1, 32, "false")])
+        self.assertEqual(self.trials(), [(1, 32, "Failed")])
+        with self.assertRaises(ProcessLookupError):
+            os.kill(self.records()[0]["pid"], 0)
 
     def test_bad_arguments(self):
         cases = [
