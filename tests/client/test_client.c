@@ -26,9 +26,12 @@
 
 #include "zbso/zbso.h"
 
+/* beta_knob null: costs come from wall-clock time on the fake NVML, so an early-stop bound
+ * would make outcomes depend on timing. */
 #define SPEC_FMT                                                                          \
     "{\"job_id\":\"%s\",\"job_id_prefix\":\"%s\",\"batch_sizes\":[64,32,128],"              \
-    "\"default_batch_size\":64,\"max_epochs\":%d,\"target_metric\":0.5,\"mab_seed\":1}"
+    "\"default_batch_size\":64,\"max_epochs\":%d,\"target_metric\":0.5,\"mab_seed\":1,"     \
+    "\"beta_knob\":null}"
 
 static char tmpdir[64];
 static char real_nvml[512];
@@ -472,7 +475,7 @@ static void test_trial_from_env(void **state)
     snprintf(s, sizeof s,
              "{\"job_id_prefix\":\"envj\",\"batch_sizes\":[32,64,128],"
              "\"default_batch_size\":64,\"max_epochs\":5,\"target_metric\":0.5,"
-             "\"mab_seed\":1}");
+             "\"mab_seed\":1,\"beta_knob\":null}");
     assert_int_equal(zbso_client_new(NULL, shared_url, s, 0, &c, err, sizeof err), 0);
     assert_string_equal(zbso_client_job_id(c), "envj-1");
     bs = 0;
