@@ -42,8 +42,9 @@ static int parse_version(const char *flag, const char *text, int *out, zbso_err 
 
 /* Applies the flags. Returns 0, 1 when --help was asked for, or ZBSO_EINVAL naming the
  * flag and value. */
-static int parse_flags(int argc, char **argv, cli_config *cfg, migrate_args *a, zbso_err *err)
+static int parse_flags(int argc, char **argv, cli_config *cfg, void *ctx, zbso_err *err)
 {
+    migrate_args *a = ctx;
     static const struct option opts[] = {
         {"db", required_argument, NULL, OPT_DB},
         {"to", required_argument, NULL, OPT_TO},
@@ -148,31 +149,13 @@ int cli_migrate(int argc, char **argv)
     migrate_args a = {0};
     int status = CLI_EXIT_FAIL;
     err_clear(&err);
-    config_defaults(&cfg);
 
-    if (config_load(&cfg, &err) < 0) {
-        fprintf(stderr, "zbso migrate: %s\n", err.msg);
-        status = CLI_EXIT_USAGE;
+    int rc = cli_start("migrate", migrate_usage, argc, argv, &cfg, parse_flags, &a);
+    if (rc >= 0) {
+        status = rc;
         goto out;
     }
-    int rc = parse_flags(argc, argv, &cfg, &a, &err);
-    if (rc == 1) {
-        fputs(migrate_usage, stdout);
-        status = CLI_EXIT_OK;
-        goto out;
-    }
-    if (rc < 0) {
-        fprintf(stderr, "zbso migrate: %s\n(zbso migrate --help lists the options)\n", err.msg);
-        status = CLI_EXIT_USAGE;
-        goto out;
-    }
-    log_set_level(cfg.log_level);
     const store_backend *b = store_backend_for_url(cfg.database_url, &err);
-    if (!b) {
-        fprintf(stderr, "zbso migrate: %s\n", err.msg);
-        status = CLI_EXIT_USAGE;
-        goto out;
-    }
     if (a.sql) {
         if (b->migrate_sql(a.from, a.to, print_sql, stdout, &err) < 0) {
             fprintf(stderr, "zbso migrate: %s\n", err.msg);

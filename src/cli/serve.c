@@ -36,8 +36,9 @@ enum { OPT_HOST = 256, OPT_PORT, OPT_DB, OPT_LOG_LEVEL, OPT_TRIAL_TIMEOUT, OPT_E
 
 /* Applies the command-line flags on top of cfg. Returns 0, 1 when --help was printed, or
  * ZBSO_EINVAL with err naming the flag and the value. */
-static int parse_flags(int argc, char **argv, cli_config *cfg, bool *migrate, zbso_err *err)
+static int parse_flags(int argc, char **argv, cli_config *cfg, void *ctx, zbso_err *err)
 {
+    bool *migrate = ctx;
     static const struct option opts[] = {
         {"host", required_argument, NULL, OPT_HOST},
         {"port", required_argument, NULL, OPT_PORT},
@@ -124,30 +125,12 @@ int cli_serve(int argc, char **argv)
     http_server *srv = NULL;
     int status = CLI_EXIT_FAIL;
     err_clear(&err);
-    config_defaults(&cfg);
 
-    if (config_load(&cfg, &err) < 0) {
-        fprintf(stderr, "zbso serve: %s\n", err.msg);
-        status = CLI_EXIT_USAGE;
+    int rc = cli_start("serve", serve_usage, argc, argv, &cfg, parse_flags, &migrate);
+    if (rc >= 0) {
+        status = rc;
         goto out;
     }
-    int rc = parse_flags(argc, argv, &cfg, &migrate, &err);
-    if (rc == 1) {
-        fputs(serve_usage, stdout);
-        status = CLI_EXIT_OK;
-        goto out;
-    }
-    if (rc < 0) {
-        fprintf(stderr, "zbso serve: %s\n(zbso serve --help lists the options)\n", err.msg);
-        status = CLI_EXIT_USAGE;
-        goto out;
-    }
-    if (!store_backend_for_url(cfg.database_url, &err)) {
-        fprintf(stderr, "zbso serve: %s\n", err.msg);
-        status = CLI_EXIT_USAGE;
-        goto out;
-    }
-    log_set_level(cfg.log_level);
 
     /* Every thread the store and libmicrohttpd start inherits this mask, so the signals
      * reach only sigwait below and shutdown happens in one place, in order. */
