@@ -19,26 +19,26 @@ static int emb_register(run_bso *b, const zbso_job_spec *spec, zbso_job_spec *ou
 {
     embedded *e = (embedded *)b;
     bool created;
-    return svc_register_job(e->st, &e->env, spec, out, &created, err);
+    return svc_register_job(e->st, &e->env, spec, out, &created, NULL, err);
 }
 
 static int emb_next(run_bso *b, const char *job_id, zbso_trial_id *out, zbso_err *err)
 {
     embedded *e = (embedded *)b;
-    return svc_next_batch_size(e->st, &e->env, job_id, out, err);
+    return svc_next_batch_size(e->st, &e->env, job_id, out, NULL, err);
 }
 
 static int emb_report(run_bso *b, const zbso_training_result *r, zbso_report_response *out,
                       zbso_err *err)
 {
     embedded *e = (embedded *)b;
-    return svc_report(e->st, &e->env, r, out, err);
+    return svc_report(e->st, &e->env, r, out, NULL, err);
 }
 
 static int emb_end(run_bso *b, const zbso_trial_id *t, zbso_err *err)
 {
     embedded *e = (embedded *)b;
-    return svc_end_trial(e->st, &e->env, t, err);
+    return svc_end_trial(e->st, &e->env, t, NULL, err);
 }
 
 static void emb_close(run_bso *b)

@@ -118,6 +118,7 @@ typedef struct register_work {
     const zbso_job_spec *spec;
     zbso_job_spec *out;
     bool *created;
+    int64_t version;             /* OUT: the job's version after the unit */
 } register_work;
 
 /* Writes "<prefix>-<8 lowercase hex>" from one entropy word into job_id. */
@@ -176,6 +177,7 @@ static int register_fn(store_txn *t, void *arg, zbso_err *err)
             }
             *w->out = existing.spec;
             *w->created = false;
+            w->version = existing.version;
             goto out;
         }
         if (rc != ZBSO_ENOTFOUND)
@@ -188,6 +190,7 @@ static int register_fn(store_txn *t, void *arg, zbso_err *err)
     job.has_min_cost = false;
     job.min_cost_batch_size = job.spec.default_batch_size;
     job.num_trials = 0;
+    job.version = 1;
     job.created_at = w->env->now(w->env->ctx);
     if (job.spec.has_mab_seed) {
         rng_seed_u64(&job.rng, job.spec.mab_seed);
@@ -204,6 +207,7 @@ static int register_fn(store_txn *t, void *arg, zbso_err *err)
         goto out;
     *w->out = job.spec;
     *w->created = true;
+    w->version = job.version;
 out:
     return rc;
 }
@@ -229,23 +233,33 @@ static int register_read_fn(store_txn *t, void *arg, zbso_err *err)
                        w->spec->job_id);
     *w->out = existing.spec;
     *w->created = false;
+    w->version = existing.version;
     return 0;
 }
 
-int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
-                     zbso_job_spec *out, bool *created, zbso_err *err)
+/* Stores version into *out when out is not NULL and the unit succeeded; returns rc. */
+static int put_version(int rc, int64_t version, int64_t *out)
 {
-    register_work w = {env, spec, out, created};
+    if (rc == 0 && out != NULL)
+        *out = version;
+    return rc;
+}
+
+int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
+                     zbso_job_spec *out, bool *created, int64_t *job_version, zbso_err *err)
+{
+    register_work w = {env, spec, out, created, 0};
     int rc;
-    /* A job is never changed once registered, so whatever a snapshot says about an
+    /* A job's spec is never changed once registered, so whatever a snapshot says about an
      * existing one is what the writer would say; only a new job needs the writer. */
     if (spec->job_id[0] != '\0') {
         *created = true;
         rc = store_exec_read(st, register_read_fn, &w, err);
         if (rc < 0 || !*created)
-            return rc;
+            return put_version(rc, w.version, job_version);
     }
-    return store_exec(st, register_fn, &w, err);
+    rc = store_exec(st, register_fn, &w, err);
+    return put_version(rc, w.version, job_version);
 }
 
 /* ---- next batch size ---- */
@@ -254,6 +268,7 @@ typedef struct next_work {
     const svc_env *env;
     const char *job_id;
     zbso_trial_id *out;
+    int64_t version;             /* OUT: the job's version after the unit */
 } next_work;
 
 /* Loads the job (locked until the unit ends with for_update), 404 naming the id when it
@@ -353,8 +368,10 @@ static int next_fn(store_txn *t, void *arg, zbso_err *err)
     trial.lease_renewed_at = now;
     if ((rc = store_trial_insert(t, job.spec.job_id, &trial, err)) < 0)
         goto out;
+    job.version++;
     if ((rc = store_job_update(t, &job, err)) < 0)
         goto out;
+    w->version = job.version;
     snprintf(w->out->job_id, sizeof w->out->job_id, "%s", job.spec.job_id);
     w->out->batch_size = trial.batch_size;
     w->out->trial_number = trial.trial_number;
@@ -365,10 +382,11 @@ out:
 }
 
 int svc_next_batch_size(store *st, const svc_env *env, const char *job_id,
-                        zbso_trial_id *out, zbso_err *err)
+                        zbso_trial_id *out, int64_t *job_version, zbso_err *err)
 {
-    next_work w = {env, job_id, out};
-    return store_exec(st, next_fn, &w, err);
+    next_work w = {env, job_id, out, 0};
+    int rc = store_exec(st, next_fn, &w, err);
+    return put_version(rc, w.version, job_version);
 }
 
 /* ---- report ---- */
@@ -378,6 +396,7 @@ typedef struct report_work {
     const zbso_training_result *result;
     zbso_report_response *out;
     bool answered;               /* OUT of report_read_fn: *out is the final answer */
+    int64_t version;             /* OUT: the job's version the answer rests on */
 } report_work;
 
 /* Loads the trial named by id; 404 naming it when missing or of another batch size. */
@@ -422,6 +441,7 @@ static int report_read_fn(store_txn *t, void *arg, zbso_err *err)
     if (d.kind == OPT_REPORT_REPEATED || (d.kind == OPT_REPORT_CONTINUE && !d.renew_lease)) {
         *w->out = d.response;
         w->answered = true;
+        w->version = job.version;
     }
     return 0;
 }
@@ -438,22 +458,22 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
     if ((rc = report_decide(t, w, true, &job, d, err)) < 0)
         goto out;
     *w->out = d->response;
-    if (d->kind == OPT_REPORT_REPEATED)
+    w->version = job.version;
+    if (d->kind == OPT_REPORT_REPEATED || (d->kind == OPT_REPORT_CONTINUE && !d->renew_lease))
         goto out;
-    if (d->kind == OPT_REPORT_CONTINUE) {
-        if (d->renew_lease)
-            rc = store_trial_update(t, job.spec.job_id, &d->trial, err);
-        goto out;
-    }
     if ((rc = store_trial_update(t, job.spec.job_id, &d->trial, err)) < 0)
         goto out;
     if (d->update_min_cost) {
         job.has_min_cost = true;
         job.min_cost = d->cost;
         job.min_cost_batch_size = d->trial.batch_size;
-        if ((rc = store_job_update(t, &job, err)) < 0)
-            goto out;
     }
+    job.version++;
+    if ((rc = store_job_update(t, &job, err)) < 0)
+        goto out;
+    w->version = job.version;
+    if (d->kind == OPT_REPORT_CONTINUE)
+        goto out;
     if ((rc = store_arms_get(t, job.spec.job_id, arms, ZBSO_MAX_BATCH_SIZES, &n_arms, err)) < 0)
         goto out;
     for (size_t i = 0; i < n_arms; i++) {
@@ -473,16 +493,17 @@ out:
 }
 
 int svc_report(store *st, const svc_env *env, const zbso_training_result *result,
-               zbso_report_response *out, zbso_err *err)
+               zbso_report_response *out, int64_t *job_version, zbso_err *err)
 {
-    report_work w = {env, result, out, false};
+    report_work w = {env, result, out, false, 0};
     /* Decide on a snapshot first; only a report that must store something goes to the
      * writer, whose unit decides again from the latest state, so a request that slipped
      * in between only changes which of the two answers. */
     int rc = store_exec_read(st, report_read_fn, &w, err);
     if (rc < 0 || w.answered)
-        return rc;
-    return store_exec(st, report_fn, &w, err);
+        return put_version(rc, w.version, job_version);
+    rc = store_exec(st, report_fn, &w, err);
+    return put_version(rc, w.version, job_version);
 }
 
 /* ---- end trial and delete ---- */
@@ -491,15 +512,15 @@ typedef struct end_work {
     const svc_env *env;
     const zbso_trial_id *id;
     bool dispatched;             /* OUT of end_read_fn: the trial is Dispatched */
+    int64_t version;             /* OUT: the job's version after the unit */
 } end_work;
 
 /* Loads the job (locked with for_update, so that this serializes with the job's other
  * requests) and the trial. Returns 0, or 404 naming what is missing, or a store error. */
-static int end_load(store_txn *t, const end_work *w, bool for_update, zbso_trial *trial,
-                    zbso_err *err)
+static int end_load(store_txn *t, const end_work *w, bool for_update, zbso_job *job,
+                    zbso_trial *trial, zbso_err *err)
 {
-    zbso_job job;
-    int rc = store_job_get(t, w->id->job_id, for_update, &job, err);
+    int rc = store_job_get(t, w->id->job_id, for_update, job, err);
     if (rc == ZBSO_ENOTFOUND)
         rc = err_set(err, ZBSO_ENOTFOUND, "Could not find the trial: job %s is unknown",
                      w->id->job_id);
@@ -514,38 +535,50 @@ static int end_load(store_txn *t, const end_work *w, bool for_update, zbso_trial
 static int end_read_fn(store_txn *t, void *arg, zbso_err *err)
 {
     end_work *w = arg;
+    zbso_job job;
     zbso_trial trial;
-    int rc = end_load(t, w, false, &trial, err);
-    if (rc == 0)
+    int rc = end_load(t, w, false, &job, &trial, err);
+    if (rc == 0) {
         w->dispatched = trial.status == ZBSO_TRIAL_DISPATCHED;
+        w->version = job.version;
+    }
     return rc;
 }
 
 static int end_fn(store_txn *t, void *arg, zbso_err *err)
 {
     end_work *w = arg;
+    zbso_job job;
     zbso_trial trial;
     int rc;
 
-    if ((rc = end_load(t, w, true, &trial, err)) < 0)
+    if ((rc = end_load(t, w, true, &job, &trial, err)) < 0)
         goto out;
+    w->version = job.version;
     if (trial.status == ZBSO_TRIAL_DISPATCHED) {
         trial.status = ZBSO_TRIAL_FAILED;
         trial.end_time = w->env->now(w->env->ctx);
-        rc = store_trial_update(t, w->id->job_id, &trial, err);
+        if ((rc = store_trial_update(t, w->id->job_id, &trial, err)) < 0)
+            goto out;
+        job.version++;
+        if ((rc = store_job_update(t, &job, err)) < 0)
+            goto out;
+        w->version = job.version;
     }
 out:
     return rc;
 }
 
-int svc_end_trial(store *st, const svc_env *env, const zbso_trial_id *trial, zbso_err *err)
+int svc_end_trial(store *st, const svc_env *env, const zbso_trial_id *trial,
+                  int64_t *job_version, zbso_err *err)
 {
-    end_work w = {env, trial, false};
+    end_work w = {env, trial, false, 0};
     /* A trial leaves Dispatched for good, so a snapshot that shows it ended is final. */
     int rc = store_exec_read(st, end_read_fn, &w, err);
     if (rc < 0 || !w.dispatched)
-        return rc;
-    return store_exec(st, end_fn, &w, err);
+        return put_version(rc, w.version, job_version);
+    rc = store_exec(st, end_fn, &w, err);
+    return put_version(rc, w.version, job_version);
 }
 
 static int delete_fn(store_txn *t, void *arg, zbso_err *err)

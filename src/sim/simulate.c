@@ -122,7 +122,7 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
 
     if ((rc = make_spec(w, o, seed, &spec, err)) < 0 ||
         (rc = store_open("memory://", &sopt, &st, err)) < 0 ||
-        (rc = svc_register_job(st, &env, &spec, &stored, &created, err)) < 0)
+        (rc = svc_register_job(st, &env, &spec, &stored, &created, NULL, err)) < 0)
         goto out;
 
     const double hib_away = w->preset.higher_is_better ? -INFINITY : INFINITY;
@@ -130,7 +130,7 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
         bool done = false;
         for (int64_t try_no = 1; try_no <= SIM_MAX_TRIES && !done; try_no++) {
             zbso_trial_id tid;
-            if ((rc = svc_next_batch_size(st, &env, spec.job_id, &tid, err)) < 0)
+            if ((rc = svc_next_batch_size(st, &env, spec.job_id, &tid, NULL, err)) < 0)
                 goto out;
             const sim_bs *b = sim_workload_bs(w, tid.batch_size);
             if (b == NULL) {
@@ -158,7 +158,7 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
             if (run.epochs == 0) {
                 /* Not even one epoch fits under the bound: the run never starts. */
                 out->n_unrun++;
-                if ((rc = svc_end_trial(st, &env, &tid, err)) < 0)
+                if ((rc = svc_end_trial(st, &env, &tid, NULL, err)) < 0)
                     goto out;
                 continue;
             }
@@ -179,7 +179,7 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
                                         .current_epoch =
                                             run.reached ? run.epochs : w->preset.max_epochs};
             zbso_report_response resp;
-            if ((rc = svc_report(st, &env, &res, &resp, err)) < 0)
+            if ((rc = svc_report(st, &env, &res, &resp, NULL, err)) < 0)
                 goto out;
             if (!resp.stop_train) {
                 rc = err_set(err, ZBSO_EINTERNAL, "the optimizer did not end trial %lld: %s",

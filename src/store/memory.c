@@ -30,6 +30,7 @@ typedef struct mem_job_state {
     int64_t min_cost_batch_size;
     zbso_rng rng;
     int64_t num_trials;
+    int64_t version;
 } mem_job_state;
 
 enum undo_kind {
@@ -189,7 +190,7 @@ static void state_get(const zbso_job *job, mem_job_state *s)
 {
     *s = (mem_job_state){job->stage, job->exp_default_batch_size, job->has_min_cost,
                          job->min_cost, job->min_cost_batch_size, job->rng,
-                         job->num_trials};
+                         job->num_trials, job->version};
 }
 
 static void state_put(zbso_job *job, const mem_job_state *s)
@@ -201,6 +202,7 @@ static void state_put(zbso_job *job, const mem_job_state *s)
     job->min_cost_batch_size = s->min_cost_batch_size;
     job->rng = s->rng;
     job->num_trials = s->num_trials;
+    job->version = s->version;
 }
 
 /* Undoes the running unit's changes, newest first, leaving the store as it was. */

@@ -23,7 +23,7 @@
  * starts over only when a writer finds it wholly checkpointed and no reader in it, which
  * a busy server may never give the checkpointer, so this bounds the file (64 MiB). */
 #define SQ_WAL_MAX_PAGES 16384
-#define SQ_LATEST 2
+#define SQ_LATEST 3
 
 /* Schema history. The version lives in PRAGMA user_version (0: empty database), set by
  * the last statement of each step, inside the step's transaction. Append only: a
@@ -97,15 +97,23 @@ static const char *const schema_v2[] = {
     NULL,
 };
 
+/* Version 3: the job's version (zbso_job.version); an existing job starts at 1, as if
+ * just registered: only the order of later changes matters. */
+static const char *const schema_v3[] = {
+    "ALTER TABLE jobs ADD COLUMN version INTEGER NOT NULL DEFAULT 1;",
+    "PRAGMA user_version = 3;",
+    NULL,
+};
+
 /* steps[v - 1] takes a database from version v - 1 to v. */
-static const char *const *const steps[SQ_LATEST] = {schema_v1, schema_v2};
+static const char *const *const steps[SQ_LATEST] = {schema_v1, schema_v2, schema_v3};
 
 #define JOB_COLS                                                                          \
     "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
     "target_metric, higher_is_better_metric, max_epochs, num_pruning_rounds, window_size, " \
     "mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, max_power, "     \
     "number_of_gpus, gpu_model, stage, exp_default_batch_size, min_cost, "                 \
-    "min_cost_batch_size, rng_state, num_trials, created_at"
+    "min_cost_batch_size, rng_state, num_trials, created_at, version"
 #define TRIAL_COLS                                                                        \
     "trial_number, batch_size, type, status, start_time, end_time, lease_renewed_at, "     \
     "time, energy, metric, epochs, converged"
@@ -136,10 +144,10 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE job_id = ?1",
     [S_JOB_INSERT] = "INSERT INTO jobs (" JOB_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
                      " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,"
-                     " ?23, ?24, ?25)",
+                     " ?23, ?24, ?25, ?26)",
     [S_JOB_UPDATE] = "UPDATE jobs SET stage = ?19, exp_default_batch_size = ?20,"
                      " min_cost = ?21, min_cost_batch_size = ?22, rng_state = ?23,"
-                     " num_trials = ?24 WHERE job_id = ?1",
+                     " num_trials = ?24, version = ?26 WHERE job_id = ?1",
     [S_JOB_DELETE] = "DELETE FROM jobs WHERE job_id = ?1",
     [S_JOB_IDS] = "SELECT job_id FROM jobs ORDER BY job_id",
     [S_TRIAL_INSERT] = "INSERT INTO trials (job_id, " TRIAL_COLS ") VALUES (?1, ?2, ?3, ?4,"
@@ -286,7 +294,7 @@ static sq_conn *txn_conn(store_txn *t)
     return ((sq_txn *)t)->c;
 }
 
-/* Binds the job's columns as ?1..?25 in JOB_COLS order. */
+/* Binds the job's columns as ?1..?26 in JOB_COLS order. */
 static void bind_job(sqlite3_stmt *s, const zbso_job *job)
 {
     const zbso_job_spec *sp = &job->spec;
@@ -335,6 +343,7 @@ static void bind_job(sqlite3_stmt *s, const zbso_job *job)
     sqlite3_bind_text(s, 23, rng, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 24, job->num_trials);
     bind_double(s, 25, job->created_at);
+    sqlite3_bind_int64(s, 26, job->version);
 }
 
 /* Reads a jobs row (JOB_COLS order). Returns 0, or ZBSO_ESTORE when batch_sizes or
@@ -386,6 +395,7 @@ static int col_job(sqlite3_stmt *s, zbso_job *job, zbso_err *err)
                        sp->job_id, rng != NULL ? rng : "NULL");
     job->num_trials = sqlite3_column_int64(s, 23);
     job->created_at = col_double(s, 24);
+    job->version = sqlite3_column_int64(s, 25);
     return 0;
 }
 

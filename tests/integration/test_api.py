@@ -254,6 +254,27 @@ class FlowTest(ServerTestCase):
         r = self.srv.request("GET", f"/jobs/batch_size?job_id={jid}")
         self.assertEqual(r.json, {"job_id": jid, "batch_size": 8, "trial_number": 2})
 
+    def test_job_version_header_orders_changes(self):
+        # X-Zbso-Job-Version: 1 at registration, +1 per change, the version read otherwise.
+        def version(r):
+            self.assertEqual(r.status // 100, 2, r)
+            return int(r.headers["X-Zbso-Job-Version"])
+        r = self.srv.request("POST", "/jobs", body=job_spec(job_id="itest-v", max_epochs=5))
+        self.assertEqual((r.status, version(r)), (201, 1))
+        r = self.srv.request("POST", "/jobs", body=job_spec(job_id="itest-v", max_epochs=5))
+        self.assertEqual((r.status, version(r)), (200, 1))
+        self.assertEqual(version(self.srv.request("GET", "/jobs/batch_size?job_id=itest-v")), 2)
+        self.assertEqual(version(self.report("itest-v", 16, 1, 10.0, 1000.0, 0.1, 1)), 2)
+        self.assertEqual(version(self.report("itest-v", 16, 1, 20.0, 2000.0, 0.6, 2)), 3)
+        body = {"job_id": "itest-v", "batch_size": 16, "trial_number": 1}
+        self.assertEqual(version(self.srv.request("PATCH", "/trials", body=body)), 3)
+        r = self.srv.request("DELETE", "/jobs?job_id=itest-v")
+        self.assertEqual(r.status, 200, r)
+        self.assertNotIn("X-Zbso-Job-Version", r.headers)
+        r = self.srv.request("GET", "/jobs/batch_size?job_id=itest-v")
+        self.assertEqual(r.status, 404, r)
+        self.assertNotIn("X-Zbso-Job-Version", r.headers)
+
     def test_not_converged_within_max_epochs_stops(self):
         jid = self.register(job_id="itest-m", max_epochs=2)
         self.srv.request("GET", f"/jobs/batch_size?job_id={jid}")

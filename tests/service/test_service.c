@@ -123,7 +123,7 @@ static void register_ok(fixture *fx, const zbso_job_spec *s, bool want_created)
     bool created = !want_created;
     zbso_err err;
     err_clear(&err);
-    int rc = svc_register_job(fx->st, &fx->env, s, &out, &created, &err);
+    int rc = svc_register_job(fx->st, &fx->env, s, &out, &created, NULL, &err);
     if (rc != 0)
         fail_msg("register: %d %s", rc, err.msg);
     assert_int_equal(created, want_created);
@@ -134,7 +134,7 @@ static zbso_trial_id next_ok(fixture *fx, const char *job_id)
     zbso_trial_id id;
     zbso_err err;
     err_clear(&err);
-    int rc = svc_next_batch_size(fx->st, &fx->env, job_id, &id, &err);
+    int rc = svc_next_batch_size(fx->st, &fx->env, job_id, &id, NULL, &err);
     if (rc != 0)
         fail_msg("next batch size: %d %s", rc, err.msg);
     assert_string_equal(id.job_id, job_id);
@@ -155,7 +155,7 @@ static zbso_report_response report(fixture *fx, zbso_trial_id id, double energy,
     r.metric = metric;
     r.current_epoch = epoch;
     err_clear(&err);
-    int rc = svc_report(fx->st, &fx->env, &r, &resp, &err);
+    int rc = svc_report(fx->st, &fx->env, &r, &resp, NULL, &err);
     if (rc != want_rc)
         fail_msg("report: %d (want %d) %s", rc, want_rc, err.msg);
     return resp;
@@ -221,7 +221,7 @@ static void test_register(void **state)
 
     other = s;
     other.eta_knob = 0.25;
-    assert_int_equal(svc_register_job(fx->st, &fx->env, &other, &out, &created, &err),
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &other, &out, &created, NULL, &err),
                      ZBSO_ECONFLICT);
     assert_non_null(strstr(err.msg, "job-a"));
 
@@ -231,10 +231,10 @@ static void test_register(void **state)
     fx->clock.words[1] = 0xdeadbeef;
     fx->clock.words[2] = 0x00000abc;
     fx->clock.n_words = 3;
-    assert_int_equal(svc_register_job(fx->st, &fx->env, &g, &out, &created, &err), 0);
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &g, &out, &created, NULL, &err), 0);
     assert_true(created);
     assert_string_equal(out.job_id, "job-deadbeef");
-    assert_int_equal(svc_register_job(fx->st, &fx->env, &g, &out, &created, &err), 0);
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &g, &out, &created, NULL, &err), 0);
     assert_true(created);
     assert_string_equal(out.job_id, "job-00000abc");
 
@@ -359,7 +359,7 @@ static void test_window_and_zero_rounds(void **state)
             u = next_ok(fx, "job-w");
             if (u.batch_size != bs) {
                 zbso_err err;
-                assert_int_equal(svc_end_trial(fx->st, &fx->env, &u, &err), 0);
+                assert_int_equal(svc_end_trial(fx->st, &fx->env, &u, NULL, &err), 0);
             }
         } while (u.batch_size != bs);
         report(fx, u, energies[i], 0.95, 1, 0);
@@ -395,7 +395,7 @@ static void test_concurrent_and_no_convergence(void **state)
     zbso_trial_id t3 = next_ok(fx, "job-c");
     assert_int_equal(t3.batch_size, 64);
     report(fx, t3, 10, 0.1, 5, 0);
-    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-c", &id, &err), ZBSO_ENOCONV);
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-c", &id, NULL, &err), ZBSO_ENOCONV);
     assert_non_null(strstr(err.msg, "Re-register"));
     /* The failed request stored nothing. */
     p = peek_at(fx, "job-c", 0);
@@ -442,13 +442,13 @@ static void test_end_trial_delete_and_404(void **state)
     register_ok(fx, &s, true);
     zbso_trial_id t1 = next_ok(fx, "job-e");
     fx->clock.now = 1234;
-    assert_int_equal(svc_end_trial(fx->st, &fx->env, &t1, &err), 0);
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &t1, NULL, &err), 0);
     peek p = peek_at(fx, "job-e", 1);
     assert_int_equal(p.trial.status, ZBSO_TRIAL_FAILED);
     assert_true(p.trial.end_time == 1234.0);
     /* Ending again leaves it as it is; the Failed exploration is explored again. */
     fx->clock.now = 1300;
-    assert_int_equal(svc_end_trial(fx->st, &fx->env, &t1, &err), 0);
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &t1, NULL, &err), 0);
     p = peek_at(fx, "job-e", 1);
     assert_true(p.trial.end_time == 1234.0);
     zbso_trial_id t2 = next_ok(fx, "job-e");
@@ -457,29 +457,29 @@ static void test_end_trial_delete_and_404(void **state)
     assert_int_equal(p.trial.type, ZBSO_TRIAL_EXPLORATION);
     /* A Succeeded trial is not failed by PATCH. */
     report(fx, t2, 10, 0.95, 1, 0);
-    assert_int_equal(svc_end_trial(fx->st, &fx->env, &t2, &err), 0);
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &t2, NULL, &err), 0);
     p = peek_at(fx, "job-e", 2);
     assert_int_equal(p.trial.status, ZBSO_TRIAL_SUCCEEDED);
 
     bad = t2;
     bad.batch_size = 64;
-    assert_int_equal(svc_end_trial(fx->st, &fx->env, &bad, &err), ZBSO_ENOTFOUND);
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &bad, NULL, &err), ZBSO_ENOTFOUND);
     report(fx, bad, 1, 0.1, 1, ZBSO_ENOTFOUND);
     bad = t2;
     bad.trial_number = 99;
-    assert_int_equal(svc_end_trial(fx->st, &fx->env, &bad, &err), ZBSO_ENOTFOUND);
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &bad, NULL, &err), ZBSO_ENOTFOUND);
     assert_non_null(strstr(err.msg, "99"));
     report(fx, bad, 1, 0.1, 1, ZBSO_ENOTFOUND);
     strcpy(bad.job_id, "job-none");
     report(fx, bad, 1, 0.1, 1, ZBSO_ENOTFOUND);
-    assert_int_equal(svc_end_trial(fx->st, &fx->env, &bad, &err), ZBSO_ENOTFOUND);
-    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-none", &id, &err),
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &bad, NULL, &err), ZBSO_ENOTFOUND);
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-none", &id, NULL, &err),
                      ZBSO_ENOTFOUND);
     assert_non_null(strstr(err.msg, "job-none"));
 
     assert_int_equal(svc_delete_job(fx->st, &fx->env, "job-e", &err), 0);
     assert_int_equal(svc_delete_job(fx->st, &fx->env, "job-e", &err), ZBSO_ENOTFOUND);
-    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-e", &id, &err),
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-e", &id, NULL, &err),
                      ZBSO_ENOTFOUND);
     /* Deleted means gone: the same id registers anew with trial numbers from 1. */
     register_ok(fx, &s, true);
@@ -554,7 +554,7 @@ static void play_report(fixture *fx, counting *c, transcript *tr, zbso_trial_id 
     r.current_epoch = epoch;
     err_clear(&err);
     int before = c->n_exec;
-    int rc = svc_report(&c->base, &fx->env, &r, &resp, &err);
+    int rc = svc_report(&c->base, &fx->env, &r, &resp, NULL, &err);
     if (quiet)
         tr->writes_when_quiet += c->n_exec - before;
     note(tr, rc, &err, "stop %d converged %d %s", resp.stop_train, resp.converged,
@@ -566,7 +566,7 @@ static void play_end(fixture *fx, counting *c, transcript *tr, zbso_trial_id id,
     zbso_err err;
     err_clear(&err);
     int before = c->n_exec;
-    int rc = svc_end_trial(&c->base, &fx->env, &id, &err);
+    int rc = svc_end_trial(&c->base, &fx->env, &id, NULL, &err);
     if (quiet)
         tr->writes_when_quiet += c->n_exec - before;
     note(tr, rc, &err, "ended");
@@ -578,7 +578,7 @@ static zbso_trial_id play_next(fixture *fx, counting *c, transcript *tr, const c
     zbso_err err;
     memset(&id, 0, sizeof id);
     err_clear(&err);
-    int rc = svc_next_batch_size(&c->base, &fx->env, job_id, &id, &err);
+    int rc = svc_next_batch_size(&c->base, &fx->env, job_id, &id, NULL, &err);
     note(tr, rc, &err, "%s bs %lld trial %lld", id.job_id, (long long)id.batch_size,
          (long long)id.trial_number);
     return id;
@@ -593,7 +593,7 @@ static void play_register(fixture *fx, counting *c, transcript *tr, const zbso_j
     memset(&out, 0, sizeof out);
     err_clear(&err);
     int before = c->n_exec;
-    int rc = svc_register_job(&c->base, &fx->env, s, &out, &created, &err);
+    int rc = svc_register_job(&c->base, &fx->env, s, &out, &created, NULL, &err);
     if (quiet)
         tr->writes_when_quiet += c->n_exec - before;
     note(tr, rc, &err, "%s created %d", out.job_id, created);
@@ -722,6 +722,71 @@ static void test_read_path_same_answers(void **state)
     assert_true(in_mab);
 }
 
+/* The job version counts committed changes: registration makes 1, each change adds 1, and
+ * answers that change nothing carry the version they read (service.h). */
+static void test_job_version(void **state)
+{
+    fixture *fx = *state;
+    zbso_job_spec s = make_spec("job-v"), out;
+    zbso_trial_id id, other;
+    zbso_training_result r;
+    zbso_report_response resp;
+    bool created = false;
+    int64_t v = -1;
+    zbso_err err;
+    err_clear(&err);
+
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &s, &out, &created, &v, &err), 0);
+    assert_true(created);
+    assert_int_equal(v, 1);
+    v = -1;
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &s, &out, &created, &v, &err), 0);
+    assert_false(created);
+    assert_int_equal(v, 1);
+
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-v", &id, &v, &err), 0);
+    assert_int_equal(v, 2);
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-v", &other, &v, &err), 0);
+    assert_int_equal(v, 3);
+
+    /* keep training with a fresh lease: read only, the version it read */
+    memset(&r, 0, sizeof r);
+    r.trial = id;
+    r.time = 10;
+    r.energy = 100;
+    r.metric = 0.1;
+    r.current_epoch = 1;
+    assert_int_equal(svc_report(fx->st, &fx->env, &r, &resp, &v, &err), 0);
+    assert_false(resp.stop_train);
+    assert_int_equal(v, 3);
+    /* a report that renews an old lease is a change */
+    fx->clock.now += 3600;
+    r.current_epoch = 2;
+    assert_int_equal(svc_report(fx->st, &fx->env, &r, &resp, &v, &err), 0);
+    assert_false(resp.stop_train);
+    assert_int_equal(v, 4);
+    /* converging ends the trial: a change; repeating that report is not */
+    r.metric = 0.95;
+    r.current_epoch = 3;
+    assert_int_equal(svc_report(fx->st, &fx->env, &r, &resp, &v, &err), 0);
+    assert_true(resp.stop_train);
+    assert_int_equal(v, 5);
+    assert_int_equal(svc_report(fx->st, &fx->env, &r, &resp, &v, &err), 0);
+    assert_int_equal(v, 5);
+    /* ending the finished trial changes nothing; ending the Dispatched one does */
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &id, &v, &err), 0);
+    assert_int_equal(v, 5);
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &other, &v, &err), 0);
+    assert_int_equal(v, 6);
+    assert_int_equal(peek_at(fx, "job-v", 0).job.version, 6);
+
+    /* a failed unit leaves the out value alone */
+    v = -7;
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-none", &id, &v, &err),
+                     ZBSO_ENOTFOUND);
+    assert_int_equal(v, -7);
+}
+
 static int run_for(const char *url)
 {
     const struct CMUnitTest tests[] = {
@@ -732,6 +797,7 @@ static int run_for(const char *url)
         cmocka_unit_test_setup_teardown(test_lease_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_end_trial_delete_and_404, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_path_same_answers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_version, setup, teardown),
     };
     g_url = url;
     fprintf(stderr, "store: %s\n", url);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/rng.h"
 #include "store/store.h"
 
 static char g_dir[64];        /* the temp directory */
@@ -106,6 +107,7 @@ static void make_job(zbso_job *j, const char *id)
     rng_next_u64(&j->rng);
     j->num_trials = 3;
     j->created_at = 1700000000.25;
+    j->version = 5;
 }
 
 static void assert_job_equal(const zbso_job *a, const zbso_job *b)
@@ -143,6 +145,7 @@ static void assert_job_equal(const zbso_job *a, const zbso_job *b)
     assert_int_equal(a->rng.has_uint32, b->rng.has_uint32);
     assert_int_equal(a->rng.uinteger, b->rng.uinteger);
     assert_int_equal(a->num_trials, b->num_trials);
+    assert_int_equal(a->version, b->version);
     assert_true(a->created_at == b->created_at);
 }
 
@@ -381,6 +384,7 @@ static void test_job_update_every_field(void **state)
     upd.rng.has_uint32 = 1;
     upd.rng.uinteger = 0xDEADBEEFu;
     upd.num_trials = 99;
+    upd.version = 6;
     zbso_job sent = upd;
     sent.spec.eta_knob = 0.75; /* the spec is immutable: job_update must not write it */
     sent.created_at = 5.0;
@@ -1157,15 +1161,15 @@ static void test_schema_versions(void **state)
     zbso_err err = {0};
     const store_backend *b = store_backend_for_url(g_url, &err);
     assert_non_null(b);
-    assert_int_equal(b->latest_schema_version, 2);
+    assert_int_equal(b->latest_schema_version, 3);
 
     store *st = open_fresh();
     int v = -1;
     assert_int_equal(b->schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
+    assert_int_equal(v, 3);
     assert_int_equal(b->migrate(st, 0, &err), 0);
     assert_int_equal(b->migrate(st, 1, &err), ZBSO_ESCHEMA);
-    assert_int_equal(b->migrate(st, 3, &err), ZBSO_EINVAL);
+    assert_int_equal(b->migrate(st, 4, &err), ZBSO_EINVAL);
     store_close(st);
 
     /* an older schema is refused, naming both versions and `zbso migrate` */
@@ -1176,12 +1180,12 @@ static void test_schema_versions(void **state)
     assert_null(st);
     assert_non_null(strstr(err.msg, "zbso migrate"));
     assert_non_null(strstr(err.msg, "version 1"));
-    assert_non_null(strstr(err.msg, "2"));
+    assert_non_null(strstr(err.msg, "3"));
     /* ... and upgraded with opt.migrate */
     opt.migrate = true;
     assert_int_equal(store_open(g_url, &opt, &st, &err), 0);
     assert_int_equal(b->schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
+    assert_int_equal(v, 3);
     zbso_job j;
     make_job(&j, "after-migrate");
     put(st, &j, NULL, 0, NULL, 0);
@@ -1196,6 +1200,34 @@ static void test_schema_versions(void **state)
     assert_int_equal(b->schema_version(st, &v, &err), 0);
     assert_int_equal(v, 2);
     store_close(st);
+    /* a job stored at schema version 2 gets job version 1 from migration 3, the rest of
+     * it unchanged */
+    {
+        zbso_rng rng;
+        char rng_text[96], sql[512];
+        sqlite3 *db2 = NULL;
+        rng_seed_u64(&rng, 7);
+        rng_format(&rng, rng_text);
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO jobs VALUES ('v2-job', 'v2', '8,16', 8, 0.5, NULL, 0.9, 1, 10, 2,"
+                 " 3, 0, 1, 2, 7, 300, 1, 'A40', 0, 8, NULL, 8, '%s', 4, 1.5)",
+                 rng_text);
+        assert_int_equal(sqlite3_open(g_path, &db2), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db2, sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db2);
+        assert_int_equal(store_open(g_url, &(store_options){.migrate = true}, &st, &err), 0);
+        get_arg ga = {.id = "v2-job"};
+        assert_int_equal(store_exec(st, u_job_get, &ga, &err), 0);
+        const zbso_job got = ga.job;
+        assert_int_equal(got.version, 1);
+        assert_int_equal(got.num_trials, 4);
+        assert_int_equal(got.spec.n_batch_sizes, 2);
+        assert_int_equal(got.spec.mab_seed, 7);
+        zbso_rng want;
+        rng_seed_u64(&want, 7);
+        assert_memory_equal(&got.rng, &want, sizeof want);
+        store_close(st);
+    }
     /* ... and an empty database stays empty until migrate(0) creates the latest schema */
     remove_db(g_path);
     assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
@@ -1206,7 +1238,7 @@ static void test_schema_versions(void **state)
     assert_int_equal(v, 1);
     assert_int_equal(b->migrate(st, 0, &err), 0);
     assert_int_equal(b->schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
+    assert_int_equal(v, 3);
     put(st, &j, NULL, 0, NULL, 0);
     store_close(st);
 
@@ -1243,13 +1275,15 @@ static void test_migrate_sql(void **state)
     assert_non_null(strstr(all.text, "CREATE TABLE arms"));
     assert_non_null(strstr(all.text, "CREATE INDEX"));
     assert_non_null(strstr(all.text, "PRAGMA user_version = 2;"));
+    assert_non_null(strstr(all.text, "ADD COLUMN version"));
+    assert_non_null(strstr(all.text, "PRAGMA user_version = 3;"));
     assert_int_equal(strncmp(all.text, "BEGIN;\n", 7), 0);
     assert_string_equal(all.text + all.len - 8, "COMMIT;\n");
     assert_int_equal(b->migrate_sql(1, 2, sql_line, &up, &err), 0);
     assert_null(strstr(up.text, "CREATE TABLE"));
     assert_non_null(strstr(up.text, "CREATE INDEX"));
     assert_int_equal(b->migrate_sql(2, 1, sql_line, &up, &err), ZBSO_EINVAL);
-    assert_int_equal(b->migrate_sql(0, 3, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(b->migrate_sql(0, 4, sql_line, &up, &err), ZBSO_EINVAL);
 }
 
 static void test_not_a_database(void **state)
