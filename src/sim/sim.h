@@ -16,6 +16,8 @@
 #define SIM_NAME_MAX 64          /* bytes of a dataset/network/optimizer name, with NUL */
 #define SIM_LINE_MAX 1024        /* bytes of one trace line, newline included */
 #define SIM_MAX_ROWS 1000000     /* data rows of one trace file */
+/* Bytes of a trace file: a header and SIM_MAX_ROWS rows of at most SIM_LINE_MAX bytes. */
+#define SIM_TRACE_MAX_BYTES ((SIM_MAX_ROWS + 1LL) * SIM_LINE_MAX)
 #define SIM_MAX_PL 32            /* power limits of one batch size */
 #define SIM_MAX_TRIES 20         /* tries per recurrence, as Zeus's ZeusMaster */
 #define SIM_MAX_RECURRENCES 100000
@@ -65,6 +67,15 @@ int sim_power_trace_load(const char *path, sim_power_trace *out, zbso_err *err);
 /* The same for a train trace; learning_rate and target_metric finite numbers, run a
  * positive integer, target_epoch a positive integer or "nan". */
 int sim_train_trace_load(const char *path, sim_train_trace *out, zbso_err *err);
+
+/* The parsers under the two loaders: the same rules and results on len bytes of trace
+ * text in memory (no NUL needed; a NUL byte in a line is refused). name stands for the
+ * file in messages ("NAME:LINE: ..."). The loaders read the whole file (ZBSO_EINVAL past
+ * SIM_TRACE_MAX_BYTES) and call these; the fuzz target calls them directly. */
+int sim_power_trace_parse(const char *name, const char *buf, size_t len,
+                          sim_power_trace *out, zbso_err *err);
+int sim_train_trace_parse(const char *name, const char *buf, size_t len,
+                          sim_train_trace *out, zbso_err *err);
 
 void sim_power_trace_free(sim_power_trace *t);  /* NULL or empty: no-op */
 void sim_train_trace_free(sim_train_trace *t);

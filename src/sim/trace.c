@@ -1,8 +1,10 @@
-/* trace.c: strict readers of the Zeus trace CSV files (power and train traces). Every
+/* trace.c: strict readers of the Zeus trace CSV files (power and train traces): a parser
+ * of bytes in memory (what the fuzz target drives) and file readers on top of it. Every
  * error names the file, the line and the value; a file that does not parse leaves nothing
  * behind. Does not interpret the rows (workload.c does). */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,54 +142,64 @@ static int power_cmp(const void *pa, const void *pb)
     return 0;
 }
 
-/* Reads path line by line: checks the header, then calls parse(r, fields, row) with each
- * line's n_fields fields into a growing array of elem-sized rows. Returns 0 with *rows_out
- * (malloc'd) and *n_out, or a negative code with err (nothing allocated). */
-static int read_csv(const char *path, const char *header, size_t n_fields, size_t elem,
-                    int (*parse)(reader *, char **, void *), void **rows_out, size_t *n_out,
-                    zbso_err *err)
+/* Parses len bytes of CSV text (no NUL needed) the way the files are read: lines of at
+ * most SIM_LINE_MAX bytes each ended by a newline (a CR before it is dropped), the header
+ * first, then calls parse(r, fields, row) with each line's n_fields fields into a growing
+ * array of elem-sized rows. Returns 0 with *rows_out (malloc'd) and *n_out, or a negative
+ * code with err (nothing allocated). */
+static int parse_csv(const char *name, const char *buf, size_t len, const char *header,
+                     size_t n_fields, size_t elem, int (*parse)(reader *, char **, void *),
+                     void **rows_out, size_t *n_out, zbso_err *err)
 {
-    reader r = {path, 0, err};
+    reader r = {name, 0, err};
     char line[SIM_LINE_MAX + 1];
     char *fields[MAX_FIELDS];
     unsigned char *rows = NULL;
-    size_t n = 0, cap = 0;
+    size_t n = 0, cap = 0, pos = 0;
     int rc = 0;
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        rc = err_set(err, ZBSO_EIO, "cannot read trace %s: %s", path, strerror(errno));
-        goto out;
-    }
-    while (fgets(line, sizeof line, f) != NULL) {
+    while (pos < len) {
+        /* A line is what fgets would read into line: up to a newline, at most
+         * SIM_LINE_MAX bytes. */
+        size_t avail = len - pos < SIM_LINE_MAX ? len - pos : SIM_LINE_MAX;
+        const char *nl = memchr(buf + pos, '\n', avail);
+        size_t line_len = nl != NULL ? (size_t)(nl - (buf + pos)) + 1 : avail;
+        memcpy(line, buf + pos, line_len);
+        line[line_len] = '\0';
+        pos += line_len;
         r.line_no++;
-        size_t len = strlen(line);
-        if (len == 0 || line[len - 1] != '\n') {
-            if (len >= SIM_LINE_MAX)
-                rc = err_set(err, ZBSO_EINVAL, "%s:%zu: line longer than %d bytes", path,
+        if (memchr(line, '\0', line_len) != NULL) {
+            rc = err_set(err, ZBSO_EINVAL, "%s:%zu: line contains a NUL byte", name,
+                         r.line_no);
+            goto out;
+        }
+        size_t ln = line_len;
+        if (line[ln - 1] != '\n') {
+            if (ln >= SIM_LINE_MAX)
+                rc = err_set(err, ZBSO_EINVAL, "%s:%zu: line longer than %d bytes", name,
                              r.line_no, SIM_LINE_MAX - 1);
             else
                 rc = err_set(err, ZBSO_EINVAL,
                              "%s:%zu: last line '%.80s' has no newline (truncated file?)",
-                             path, r.line_no, line);
+                             name, r.line_no, line);
             goto out;
         }
-        line[--len] = '\0';
-        if (len > 0 && line[len - 1] == '\r')
-            line[--len] = '\0';
+        line[--ln] = '\0';
+        if (ln > 0 && line[ln - 1] == '\r')
+            line[--ln] = '\0';
         if (r.line_no == 1) {
             if (strcmp(line, header) != 0) {
-                rc = err_set(err, ZBSO_EINVAL, "%s:1: header '%.200s' is not '%s'", path,
+                rc = err_set(err, ZBSO_EINVAL, "%s:1: header '%.200s' is not '%s'", name,
                              line, header);
                 goto out;
             }
             continue;
         }
-        if (len == 0) {
-            rc = err_set(err, ZBSO_EINVAL, "%s:%zu: empty line", path, r.line_no);
+        if (ln == 0) {
+            rc = err_set(err, ZBSO_EINVAL, "%s:%zu: empty line", name, r.line_no);
             goto out;
         }
         if (n >= SIM_MAX_ROWS) {
-            rc = err_set(err, ZBSO_EINVAL, "%s:%zu: more than %d rows", path, r.line_no,
+            rc = err_set(err, ZBSO_EINVAL, "%s:%zu: more than %d rows", name, r.line_no,
                          SIM_MAX_ROWS);
             goto out;
         }
@@ -195,7 +207,7 @@ static int read_csv(const char *path, const char *header, size_t n_fields, size_
             size_t ncap = cap ? cap * 2 : 256;
             void *p = realloc(rows, ncap * elem);
             if (p == NULL) {
-                rc = err_set(err, ZBSO_ENOMEM, "out of memory reading %s", path);
+                rc = err_set(err, ZBSO_ENOMEM, "out of memory reading %s", name);
                 goto out;
             }
             rows = p;
@@ -206,25 +218,68 @@ static int read_csv(const char *path, const char *header, size_t n_fields, size_
             goto out;
         n++;
     }
-    if (ferror(f)) {
-        rc = err_set(err, ZBSO_EIO, "cannot read trace %s: %s", path, strerror(errno));
-        goto out;
-    }
     if (r.line_no == 0) {
-        rc = err_set(err, ZBSO_EINVAL, "%s: empty file (no header '%s')", path, header);
+        rc = err_set(err, ZBSO_EINVAL, "%s: empty file (no header '%s')", name, header);
         goto out;
     }
     if (n == 0) {
-        rc = err_set(err, ZBSO_EINVAL, "%s: no data rows after the header", path);
+        rc = err_set(err, ZBSO_EINVAL, "%s: no data rows after the header", name);
         goto out;
     }
     *rows_out = rows;
     *n_out = n;
     rows = NULL;
 out:
-    if (f != NULL)
-        fclose(f);
     free(rows);
+    return rc;
+}
+
+/* Reads the whole file at path into *out (malloc'd, caller frees) and its size into
+ * *len. A file over SIM_TRACE_MAX_BYTES cannot be a valid trace and is refused. Returns 0,
+ * ZBSO_EIO (cannot open or read), ZBSO_EINVAL (too large) or ZBSO_ENOMEM. */
+static int read_file(const char *path, char **out, size_t *len, zbso_err *err)
+{
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    *out = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return err_set(err, ZBSO_EIO, "cannot read trace %s: %s", path, strerror(errno));
+    for (;;) {
+        if (n == cap) {
+            if (cap > SIM_TRACE_MAX_BYTES) {
+                rc = err_set(err, ZBSO_EINVAL, "%s: larger than %lld bytes, too large for a "
+                             "trace", path, (long long)SIM_TRACE_MAX_BYTES);
+                goto out;
+            }
+            size_t ncap = cap ? cap * 2 : 65536;
+            if (ncap > (size_t)SIM_TRACE_MAX_BYTES + 1)
+                ncap = (size_t)SIM_TRACE_MAX_BYTES + 1;
+            char *p = realloc(buf, ncap);
+            if (p == NULL) {
+                rc = err_set(err, ZBSO_ENOMEM, "out of memory reading %s", path);
+                goto out;
+            }
+            buf = p;
+            cap = ncap;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(f)) {
+        rc = err_set(err, ZBSO_EIO, "cannot read trace %s: %s", path, strerror(errno));
+        goto out;
+    }
+    *out = buf;
+    *len = n;
+    buf = NULL;
+out:
+    fclose(f);
+    free(buf);
     return rc;
 }
 
@@ -238,21 +293,22 @@ static int parse_train_cb(reader *r, char **f, void *row)
     return parse_train(r, f, row);
 }
 
-int sim_power_trace_load(const char *path, sim_power_trace *out, zbso_err *err)
+int sim_power_trace_parse(const char *name, const char *buf, size_t len,
+                          sim_power_trace *out, zbso_err *err)
 {
     void *rows = NULL;
     size_t n = 0;
     sim_power_row *sorted = NULL;
     memset(out, 0, sizeof *out);
-    int rc = read_csv(path, power_header, 7, sizeof(sim_power_row), parse_power_cb, &rows,
-                      &n, err);
+    int rc = parse_csv(name, buf, len, power_header, 7, sizeof(sim_power_row),
+                       parse_power_cb, &rows, &n, err);
     if (rc < 0)
         goto out;
     /* Duplicates are found on a sorted copy so the rows keep the file's order; the
      * message then names the line of the second occurrence. */
     sorted = malloc(n * sizeof *sorted);
     if (sorted == NULL) {
-        rc = err_set(err, ZBSO_ENOMEM, "out of memory reading %s", path);
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory reading %s", name);
         goto out;
     }
     memcpy(sorted, rows, n * sizeof *sorted);
@@ -268,7 +324,7 @@ int sim_power_trace_load(const char *path, sim_power_trace *out, zbso_err *err)
                 break;
             }
         rc = err_set(err, ZBSO_EINVAL,
-                     "%s:%zu: duplicate row for %s,%s,%lld,%s at power limit %lld", path,
+                     "%s:%zu: duplicate row for %s,%s,%lld,%s at power limit %lld", name,
                      second + 2, sorted[i].dataset, sorted[i].network,
                      (long long)sorted[i].batch_size, sorted[i].optimizer,
                      (long long)sorted[i].power_limit_w);
@@ -283,18 +339,43 @@ out:
     return rc;
 }
 
-int sim_train_trace_load(const char *path, sim_train_trace *out, zbso_err *err)
+int sim_train_trace_parse(const char *name, const char *buf, size_t len,
+                          sim_train_trace *out, zbso_err *err)
 {
     void *rows = NULL;
     size_t n = 0;
     memset(out, 0, sizeof *out);
-    int rc = read_csv(path, train_header, 8, sizeof(sim_train_row), parse_train_cb, &rows,
-                      &n, err);
+    int rc = parse_csv(name, buf, len, train_header, 8, sizeof(sim_train_row),
+                       parse_train_cb, &rows, &n, err);
     if (rc < 0)
         return rc;
     out->rows = rows;
     out->n = n;
     return 0;
+}
+
+int sim_power_trace_load(const char *path, sim_power_trace *out, zbso_err *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    memset(out, 0, sizeof *out);
+    int rc = read_file(path, &buf, &len, err);
+    if (rc == 0)
+        rc = sim_power_trace_parse(path, buf, len, out, err);
+    free(buf);
+    return rc;
+}
+
+int sim_train_trace_load(const char *path, sim_train_trace *out, zbso_err *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    memset(out, 0, sizeof *out);
+    int rc = read_file(path, &buf, &len, err);
+    if (rc == 0)
+        rc = sim_train_trace_parse(path, buf, len, out, err);
+    free(buf);
+    return rc;
 }
 
 void sim_power_trace_free(sim_power_trace *t)
