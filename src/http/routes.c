@@ -21,23 +21,28 @@ static void reply_json(http_reply *r, unsigned status, char *body, size_t len)
     r->body_static = false;
 }
 
-/* Reads the job_id query argument into r->job_id. Returns 0, or ZBSO_EINVAL with loc
- * ["query","job_id"] when it is missing, empty or longer than any job id can be. */
-static int query_job_id(struct MHD_Connection *c, http_reply *r)
+int http_query_job_id(const char *v, char *job_id, zbso_err *err)
 {
-    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "job_id");
     if (!v)
-        return err_set_field(&r->err, ZBSO_EINVAL, "query", "job_id", "field required");
+        return err_set_field(err, ZBSO_EINVAL, "query", "job_id", "field required");
     size_t n = strlen(v);
     if (n == 0)
-        return err_set_field(&r->err, ZBSO_EINVAL, "query", "job_id",
+        return err_set_field(err, ZBSO_EINVAL, "query", "job_id",
                              "job_id must not be empty");
     if (n > ZBSO_ID_MAX)
-        return err_set_field(&r->err, ZBSO_EINVAL, "query", "job_id",
+        return err_set_field(err, ZBSO_EINVAL, "query", "job_id",
                              "job_id is %zu bytes long, over the maximum of %d", n,
                              ZBSO_ID_MAX);
-    memcpy(r->job_id, v, n + 1);
+    memcpy(job_id, v, n + 1);
     return 0;
+}
+
+/* Reads the job_id query argument, as MHD decoded it, into r->job_id (see
+ * http_query_job_id). */
+static int query_job_id(struct MHD_Connection *c, http_reply *r)
+{
+    return http_query_job_id(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "job_id"),
+                             r->job_id, &r->err);
 }
 
 /* Handlers: each fills r (status, body, job id for the log); failures become error
