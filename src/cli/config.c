@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "store/pgurl.h"
 #include "util/log.h"
 
 void config_defaults(cli_config *cfg)
@@ -86,13 +87,11 @@ int config_parse_bool(const char *what, const char *text, bool *out, zbso_err *e
 
 void config_redact_url(const char *url, char *out, size_t cap)
 {
-    const char *sep = strstr(url, "://");
-    const char *at = sep ? strchr(sep + 3, '@') : NULL;
-    const char *slash = sep ? strchr(sep + 3, '/') : NULL;
-    if (!at || (slash && slash < at))
-        snprintf(out, cap, "%s", url);
-    else
-        snprintf(out, cap, "%.*s***%s", (int)(sep + 3 - url), url, at);
+    /* One masking rule for every message: the PostgreSQL backend's, which knows every
+     * place a URL can carry a password (user info, password= and sslpassword= in the
+     * query, a password with an unencoded '/'). SQLite URLs have none and come out as
+     * they are. */
+    pgurl_mask(url, out, cap);
 }
 
 /* ---- .env text ---------------------------------------------------------------------- */

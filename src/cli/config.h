@@ -60,8 +60,9 @@ int config_parse_bool(const char *what, const char *text, bool *out, zbso_err *e
 /* Copies text into dst (capacity cap bytes including the NUL); ZBSO_EINVAL when longer. */
 int config_copy(const char *what, const char *text, char *dst, size_t cap, zbso_err *err);
 
-/* Copies url into out (capacity cap) with a `user:password@` part replaced by `***@`, so
- * URLs can be logged without their secrets. Truncates to fit. */
+/* Copies url into out (capacity cap) with every password replaced by `***` (pgurl_mask:
+ * `user:***@`, `password=***`, `sslpassword=***`), so URLs can be logged without their
+ * secrets. Truncates to fit. */
 void config_redact_url(const char *url, char *out, size_t cap);
 
 #endif
