@@ -5,17 +5,21 @@
 
 #include "store/storeInt.h"
 
-/* URL prefix -> backend. PostgreSQL joins this table with its backend. */
+/* URL prefix -> backend. */
 static const struct {
     const char *prefix;
     const store_backend *backend;
 } backends[] = {
     {"sqlite:///", &store_sqlite_backend},
     {"sqlite+aiosqlite:///", &store_sqlite_backend},
+    {"postgresql://", &store_postgresql_backend},
+    {"postgresql+asyncpg://", &store_postgresql_backend},
     {"memory://", &store_memory_backend},
 };
 
-#define SUPPORTED_SCHEMES "sqlite:///path, sqlite+aiosqlite:///path, memory://"
+#define SUPPORTED_SCHEMES                                                                 \
+    "sqlite:///path, sqlite+aiosqlite:///path, postgresql://user:password@host:port/db,"   \
+    " postgresql+asyncpg://user:password@host:port/db, memory://"
 
 /* Returns the backend whose prefix url starts with, or NULL with ZBSO_EINVAL naming the
  * URL's scheme (the text before "://", or the whole URL when it has none). */

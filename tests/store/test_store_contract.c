@@ -1,7 +1,8 @@
 /* test_store_contract.c: the store.h contract, run against the sqlite backend (a fresh
  * temp file per test) and memory://, read-only units included, plus sqlite's schema,
- * migration and reopen rules and its read snapshots.
- * Writes only under its own mkdtemp directory, which it removes. */
+ * migration and reopen rules and its read snapshots. With --pg, the contract, reopening
+ * and read snapshots against PostgreSQL instead (a fresh database per test), run under
+ * tests/pg/with_pg.sh. Writes only under its own mkdtemp directory, which it removes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,12 +17,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../pg/pg_fresh.h"
 #include "core/rng.h"
 #include "store/store.h"
 
 static char g_dir[64];        /* the temp directory */
 static char g_url[320];       /* the URL every generic test opens */
 static char g_path[256];      /* the sqlite file behind g_url, or "" for memory:// */
+static bool g_pg;             /* PostgreSQL: each open_fresh creates a database */
+static int g_pg_dbs;          /* databases created so far */
 
 /* Removes the sqlite file and its WAL/shm companions. */
 static void remove_db(const char *path)
@@ -42,6 +46,12 @@ static store *open_fresh(void)
     store *st = NULL;
     if (g_path[0] != '\0')
         remove_db(g_path);
+    if (g_pg) {
+        char name[32];
+        snprintf(name, sizeof name, "contract_%d", g_pg_dbs++);
+        if (pg_fresh_db(name, g_url, sizeof g_url) < 0)
+            fail_msg("cannot create PostgreSQL database %s", name);
+    }
     int rc = store_open(g_url, &opt, &st, &err);
     if (rc != 0)
         fail_msg("store_open(%s) = %d: %s", g_url, rc, err.msg);
@@ -59,6 +69,13 @@ static int group_sqlite(void **state)
 {
     snprintf(g_path, sizeof g_path, "%s/contract.db", g_dir);
     snprintf(g_url, sizeof g_url, "sqlite:///%s", g_path); /* g_dir is absolute: 4 slashes */
+    return 0;
+}
+
+static int group_pg(void **state)
+{
+    g_pg = true;
+    g_path[0] = '\0';
     return 0;
 }
 
@@ -1307,12 +1324,18 @@ static void test_urls(void **state)
 {
     zbso_err err = {0};
     store *st = NULL;
-    const store_backend *b = store_backend_for_url("postgresql://u:p@host:5432/db", &err);
+    const store_backend *b = store_backend_for_url("postgres://u:p@host:5432/db", &err);
     assert_null(b);
     assert_int_equal(err.code, ZBSO_EINVAL);
-    assert_non_null(strstr(err.msg, "\"postgresql\""));
+    assert_non_null(strstr(err.msg, "\"postgres\""));
     assert_non_null(strstr(err.msg, "sqlite:///"));
+    assert_non_null(strstr(err.msg, "postgresql://"));
+    assert_non_null(strstr(err.msg, "postgresql+asyncpg://"));
     assert_non_null(strstr(err.msg, "memory://"));
+    assert_string_equal(store_backend_for_url("postgresql://u:p@h:1/d", &err)->name,
+                        "postgresql");
+    assert_string_equal(store_backend_for_url("postgresql+asyncpg://h/d", &err)->name,
+                        "postgresql");
     assert_int_equal(store_open("mysql://x/y", NULL, &st, &err), ZBSO_EINVAL);
     assert_null(st);
     assert_non_null(strstr(err.msg, "\"mysql\""));
@@ -1338,8 +1361,15 @@ static void test_urls(void **state)
     remove_db(rel);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    bool pg = argc == 2 && strcmp(argv[1], "--pg") == 0;
+    if (argc > 1 && !pg) {
+        fprintf(stderr, "usage: test_store_contract [--pg]\n");
+        return 2;
+    }
+    if (pg && !pg_env_ok())
+        return 1;
     snprintf(g_dir, sizeof g_dir, "/tmp/zbso-store-XXXXXX");
     if (mkdtemp(g_dir) == NULL) {
         perror("mkdtemp");
@@ -1367,10 +1397,20 @@ int main(void)
         cmocka_unit_test(test_not_a_database),
         cmocka_unit_test(test_urls),
     };
+    const struct CMUnitTest pg_more[] = {
+        cmocka_unit_test(test_reopen_finds_everything),
+        cmocka_unit_test(test_read_snapshot),
+    };
     int failed = 0;
-    failed += cmocka_run_group_tests_name("memory", contract, group_memory, group_end);
-    failed += cmocka_run_group_tests_name("sqlite", contract, group_sqlite, group_end);
-    failed += cmocka_run_group_tests_name("sqlite_only", sqlite_only, group_sqlite, group_end);
+    if (pg) {
+        failed += cmocka_run_group_tests_name("postgresql", contract, group_pg, group_end);
+        failed += cmocka_run_group_tests_name("postgresql_more", pg_more, group_pg, group_end);
+    } else {
+        failed += cmocka_run_group_tests_name("memory", contract, group_memory, group_end);
+        failed += cmocka_run_group_tests_name("sqlite", contract, group_sqlite, group_end);
+        failed += cmocka_run_group_tests_name("sqlite_only", sqlite_only, group_sqlite,
+                                              group_end);
+    }
     rmdir(g_dir);
     return failed != 0;
 }

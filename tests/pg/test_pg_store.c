@@ -1,0 +1,911 @@
+/* test_pg_store.c: what only the PostgreSQL backend has to prove, against the real server
+ * that tests/pg/with_pg.sh runs around this program: row locks that serialize units on one
+ * job across stores (replicas), no duplicate trial numbers, one registration winner,
+ * schema creation, refusal and migration (also by three stores at once on an empty
+ * database), user/password handling, and ZBSO_EUNAVAIL while the server is down with
+ * recovery once it is back. Each case works on a fresh database; the outage case stops
+ * and restarts the server, so it runs last. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/rng.h"
+#include "core/spec.h"
+#include "pg_fresh.h"
+#include "service/service.h"
+#include "store/store.h"
+
+static char g_url[512];       /* the current case's fresh database */
+static char g_name[32];
+static int g_n_dbs;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* Creates the case's database (empty, no schema). */
+static int fresh(void **state)
+{
+    snprintf(g_name, sizeof g_name, "pgstore_%d", g_n_dbs++);
+    return pg_fresh_db(g_name, g_url, sizeof g_url);
+}
+
+static store *open_store(const store_options *opt)
+{
+    store *st = NULL;
+    zbso_err err = {0};
+    store_options def = {.create_if_empty = true};
+    int rc = store_open(g_url, opt != NULL ? opt : &def, &st, &err);
+    if (rc != 0)
+        fail_msg("store_open = %d: %s", rc, err.msg);
+    return st;
+}
+
+/* The integer in the first column of the first row of sql on the case's database. */
+static long long query_int(const char *sql)
+{
+    char url[512];
+    pg_url_of(g_name, url, sizeof url);
+    PGconn *db = PQconnectdb(url);
+    assert_int_equal(PQstatus(db), CONNECTION_OK);
+    PGresult *r = PQexec(db, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+        fail_msg("%s: %s", sql, PQerrorMessage(db));
+    long long v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    PQfinish(db);
+    return v;
+}
+
+static void make_job(zbso_job *j, const char *id)
+{
+    memset(j, 0, sizeof *j);
+    spec_defaults(&j->spec);
+    snprintf(j->spec.job_id, sizeof j->spec.job_id, "%s", id);
+    j->spec.n_batch_sizes = 3;
+    j->spec.batch_sizes[0] = 8;
+    j->spec.batch_sizes[1] = 16;
+    j->spec.batch_sizes[2] = 32;
+    j->spec.default_batch_size = 16;
+    j->min_cost_batch_size = 16;
+    j->exp_default_batch_size = 16;
+    rng_seed_u64(&j->rng, 7);
+    j->version = 1;
+}
+
+static int u_insert(store_txn *t, void *arg, zbso_err *err)
+{
+    return store_job_insert(t, arg, err);
+}
+
+typedef struct get_arg {
+    const char *id;
+    zbso_job job;
+} get_arg;
+
+static int u_get(store_txn *t, void *arg, zbso_err *err)
+{
+    get_arg *a = arg;
+    return store_job_get(t, a->id, false, &a->job, err);
+}
+
+/* ---- row locks ---- */
+
+typedef struct lock_case {
+    store *st_a, *st_b;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool a_locked;
+    double a_fn_end;             /* when A's unit finished its work, before its COMMIT */
+    double b_got;                /* when B's job_get returned */
+    int64_t a_wrote, b_saw;      /* num_trials A stored, and what B then read */
+    int rc_a, rc_b;
+} lock_case;
+
+/* Takes the next trial number under the job's row lock; A holds the lock for a while
+ * after telling B to start. */
+static int u_next_trial(store_txn *t, lock_case *c, bool is_a, zbso_err *err)
+{
+    zbso_job j;
+    int rc = store_job_get(t, "locked", true, &j, err);
+    if (rc < 0)
+        return rc;
+    if (is_a) {
+        pthread_mutex_lock(&c->mu);
+        c->a_locked = true;
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        sleep_s(0.4);
+    } else {
+        c->b_got = now_s();
+        c->b_saw = j.num_trials;
+    }
+    j.num_trials++;
+    j.version++;
+    zbso_trial tr = {.trial_number = j.num_trials, .batch_size = 8, .start_time = 1.0,
+                     .lease_renewed_at = 1.0, .time = NAN, .energy = NAN, .metric = NAN};
+    if ((rc = store_trial_insert(t, "locked", &tr, err)) < 0 ||
+        (rc = store_job_update(t, &j, err)) < 0)
+        return rc;
+    if (is_a) {
+        c->a_wrote = j.num_trials;
+        c->a_fn_end = now_s();
+    }
+    return 0;
+}
+
+static int u_lock_a(store_txn *t, void *arg, zbso_err *err)
+{
+    return u_next_trial(t, arg, true, err);
+}
+
+static int u_lock_b(store_txn *t, void *arg, zbso_err *err)
+{
+    return u_next_trial(t, arg, false, err);
+}
+
+static void *lock_a_main(void *arg)
+{
+    lock_case *c = arg;
+    zbso_err err = {0};
+    c->rc_a = store_exec(c->st_a, u_lock_a, c, &err);
+    return NULL;
+}
+
+/* Two stores (as two replicas would), one unit each on one job: B's SELECT ... FOR UPDATE
+ * waits until A has committed, then reads A's num_trials, so the trial numbers follow
+ * on. */
+static void test_for_update_serializes_across_stores(void **state)
+{
+    lock_case c = {.rc_a = -100, .rc_b = -100};
+    zbso_err err = {0};
+    zbso_job j;
+    pthread_t th;
+    pthread_mutex_init(&c.mu, NULL);
+    pthread_cond_init(&c.cv, NULL);
+    c.st_a = open_store(NULL);
+    c.st_b = open_store(NULL);
+    make_job(&j, "locked");
+    assert_int_equal(store_exec(c.st_a, u_insert, &j, &err), 0);
+
+    assert_int_equal(pthread_create(&th, NULL, lock_a_main, &c), 0);
+    pthread_mutex_lock(&c.mu);
+    while (!c.a_locked)
+        pthread_cond_wait(&c.cv, &c.mu);
+    pthread_mutex_unlock(&c.mu);
+    double b_start = now_s();
+    c.rc_b = store_exec(c.st_b, u_lock_b, &c, &err);
+    pthread_join(th, NULL);
+
+    assert_int_equal(c.rc_a, 0);
+    assert_int_equal(c.rc_b, 0);
+    assert_int_equal(c.a_wrote, 1);
+    assert_int_equal(c.b_saw, 1);         /* A's committed value, not the 0 before it */
+    assert_true(c.b_got >= c.a_fn_end);   /* B waited for A's whole unit */
+    assert_true(c.b_got - b_start > 0.2); /* ... which held the lock for 0.4 s */
+    assert_int_equal(query_int("SELECT count(DISTINCT trial_number) FROM trials"), 2);
+    assert_int_equal(query_int("SELECT max(trial_number) FROM trials"), 2);
+    assert_int_equal(query_int("SELECT num_trials FROM jobs"), 2);
+    store_close(c.st_a);
+    store_close(c.st_b);
+    pthread_cond_destroy(&c.cv);
+    pthread_mutex_destroy(&c.mu);
+}
+
+/* ---- replicas through the service ---- */
+
+#define N_REPLICAS 3
+#define N_CLIENTS 3              /* threads per replica */
+#define N_NEXT 15                /* batch size requests per thread */
+
+typedef struct next_thread {
+    store *st;
+    const svc_env *env;
+    int64_t numbers[N_NEXT];
+    int failures;
+    char last_err[ZBSO_ERR_MSG_MAX];
+} next_thread;
+
+static void *next_main(void *arg)
+{
+    next_thread *a = arg;
+    for (int i = 0; i < N_NEXT; i++) {
+        zbso_trial_id id;
+        zbso_err err = {0};
+        if (svc_next_batch_size(a->st, a->env, "replicated", &id, NULL, &err) != 0) {
+            a->failures++;
+            snprintf(a->last_err, sizeof a->last_err, "%s", err.msg);
+            a->numbers[i] = -1;
+        } else {
+            a->numbers[i] = id.trial_number;
+        }
+    }
+    return NULL;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Three stores, three threads each, asking for batch sizes of one job at once: every
+ * trial number from 1 to 135 is issued exactly once, and the job's counters agree. */
+static void test_replicas_issue_unique_trial_numbers(void **state)
+{
+    svc_env env = svc_env_system(0);
+    store *st[N_REPLICAS];
+    next_thread th[N_REPLICAS * N_CLIENTS];
+    pthread_t tid[N_REPLICAS * N_CLIENTS];
+    zbso_job_spec spec, out;
+    zbso_err err = {0};
+    bool created = false;
+    for (int i = 0; i < N_REPLICAS; i++)
+        st[i] = open_store(NULL);
+    spec_defaults(&spec);
+    snprintf(spec.job_id, sizeof spec.job_id, "replicated");
+    snprintf(spec.job_id_prefix, sizeof spec.job_id_prefix, "replicated");
+    snprintf(spec.gpu_model, sizeof spec.gpu_model, "NVIDIA H200");
+    spec.max_power = 700.0;
+    spec.number_of_gpus = 1;
+    spec.n_batch_sizes = 4;
+    for (int i = 0; i < 4; i++)
+        spec.batch_sizes[i] = 8 << i;
+    spec.default_batch_size = 32;
+    spec.has_mab_seed = true;
+    spec.mab_seed = 1;
+    if (spec_validate(&spec, &err) != 0)
+        fail_msg("spec: %s", err.msg);
+    assert_int_equal(svc_register_job(st[0], &env, &spec, &out, &created, NULL, &err), 0);
+    assert_true(created);
+
+    for (int i = 0; i < N_REPLICAS * N_CLIENTS; i++) {
+        th[i] = (next_thread){.st = st[i % N_REPLICAS], .env = &env};
+        assert_int_equal(pthread_create(&tid[i], NULL, next_main, &th[i]), 0);
+    }
+    int64_t all[N_REPLICAS * N_CLIENTS * N_NEXT];
+    size_t n = 0;
+    for (int i = 0; i < N_REPLICAS * N_CLIENTS; i++) {
+        pthread_join(tid[i], NULL);
+        if (th[i].failures != 0)
+            fail_msg("thread %d: %d failures, last: %s", i, th[i].failures, th[i].last_err);
+        for (int k = 0; k < N_NEXT; k++)
+            all[n++] = th[i].numbers[k];
+    }
+    qsort(all, n, sizeof all[0], cmp_i64);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(all[i], (int64_t)i + 1);
+    assert_int_equal(query_int("SELECT count(*) FROM trials"), (long long)n);
+    assert_int_equal(query_int("SELECT num_trials FROM jobs"), (long long)n);
+    /* registered as 1, then one more per dispatched trial */
+    assert_int_equal(query_int("SELECT version FROM jobs"), (long long)n + 1);
+    for (int i = 0; i < N_REPLICAS; i++)
+        store_close(st[i]);
+}
+
+#define N_RACES 12
+
+typedef struct reg_thread {
+    store *st;
+    const svc_env *env;
+    const zbso_job_spec *spec;
+    pthread_barrier_t *start;
+    int rc;
+    bool created;
+    char msg[ZBSO_ERR_MSG_MAX];
+} reg_thread;
+
+static void *reg_main(void *arg)
+{
+    reg_thread *a = arg;
+    zbso_job_spec out;
+    zbso_err err = {0};
+    pthread_barrier_wait(a->start);
+    a->rc = svc_register_job(a->st, a->env, a->spec, &out, &a->created, NULL, &err);
+    snprintf(a->msg, sizeof a->msg, "%s", err.msg);
+    return NULL;
+}
+
+/* Two stores register one job id at the same moment, N_RACES times: with the same spec
+ * exactly one creates it and the other gets the re-registration answer; with different
+ * specs one creates it and the other gets ZBSO_ECONFLICT (409). */
+static void test_register_race(void **state)
+{
+    svc_env env = svc_env_system(0);
+    store *st[2] = {open_store(NULL), open_store(NULL)};
+    pthread_barrier_t start;
+    zbso_err err = {0};
+    for (int round = 0; round < 2 * N_RACES; round++) {
+        bool same = round < N_RACES;
+        zbso_job_spec spec[2];
+        for (int i = 0; i < 2; i++) {
+            spec_defaults(&spec[i]);
+            snprintf(spec[i].job_id, sizeof spec[i].job_id, "race-%d", round);
+            snprintf(spec[i].job_id_prefix, sizeof spec[i].job_id_prefix, "race");
+            snprintf(spec[i].gpu_model, sizeof spec[i].gpu_model, "NVIDIA H200");
+            spec[i].max_power = 700.0;
+            spec[i].number_of_gpus = 1;
+            spec[i].n_batch_sizes = 2;
+            spec[i].batch_sizes[0] = 16;
+            spec[i].batch_sizes[1] = 32;
+            spec[i].default_batch_size = 32;
+            spec[i].max_epochs = same || i == 0 ? 10 : 11;
+            if (spec_validate(&spec[i], &err) != 0)
+                fail_msg("spec: %s", err.msg);
+        }
+        reg_thread th[2];
+        pthread_t tid[2];
+        pthread_barrier_init(&start, NULL, 2);
+        for (int i = 0; i < 2; i++) {
+            th[i] = (reg_thread){.st = st[i], .env = &env, .spec = &spec[i], .start = &start};
+            assert_int_equal(pthread_create(&tid[i], NULL, reg_main, &th[i]), 0);
+        }
+        for (int i = 0; i < 2; i++)
+            pthread_join(tid[i], NULL);
+        pthread_barrier_destroy(&start);
+        int n_created = 0, n_again = 0, n_conflict = 0;
+        for (int i = 0; i < 2; i++) {
+            if (th[i].rc == 0 && th[i].created)
+                n_created++;
+            else if (th[i].rc == 0)
+                n_again++;
+            else if (th[i].rc == ZBSO_ECONFLICT && strstr(th[i].msg, "different configuration"))
+                n_conflict++;
+            else
+                fail_msg("round %d thread %d: %d %s", round, i, th[i].rc, th[i].msg);
+        }
+        assert_int_equal(n_created, 1);
+        assert_int_equal(n_again, same ? 1 : 0);
+        assert_int_equal(n_conflict, same ? 0 : 1);
+    }
+    assert_int_equal(query_int("SELECT count(*) FROM jobs"), 2 * N_RACES);
+    store_close(st[0]);
+    store_close(st[1]);
+}
+
+/* The store-level race behind register: A inserts a job and holds its transaction open;
+ * B, which found the job missing, inserts it too, waits for A's commit and meets the
+ * row. B's unit then runs again (PostgreSQL's READ COMMITTED gives the rerun a snapshot
+ * with A's row) and sees the job instead of failing with a conflict. */
+typedef struct insert_race {
+    store *st_a;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool a_inserted;
+    int rc_a;
+    int b_runs;                  /* how many times B's unit ran */
+    bool b_found;                /* B's last run found the job */
+} insert_race;
+
+/* Register-like: the job if it exists, else insert it. */
+static int get_or_insert(store_txn *t, insert_race *r, bool is_a, zbso_err *err)
+{
+    zbso_job j;
+    int rc = store_job_get(t, "raced", true, &j, err);
+    if (!is_a)
+        r->b_runs++;
+    if (rc == 0) {
+        r->b_found = true;
+        return 0;
+    }
+    if (rc != ZBSO_ENOTFOUND)
+        return rc;
+    make_job(&j, "raced");
+    if ((rc = store_job_insert(t, &j, err)) < 0)
+        return rc;
+    if (is_a) {
+        pthread_mutex_lock(&r->mu);
+        r->a_inserted = true;
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+        sleep_s(0.3);
+    }
+    return 0;
+}
+
+static int u_race_a(store_txn *t, void *arg, zbso_err *err)
+{
+    return get_or_insert(t, arg, true, err);
+}
+
+static int u_race_b(store_txn *t, void *arg, zbso_err *err)
+{
+    return get_or_insert(t, arg, false, err);
+}
+
+static void *race_a_main(void *arg)
+{
+    insert_race *r = arg;
+    zbso_err err = {0};
+    r->rc_a = store_exec(r->st_a, u_race_a, r, &err);
+    return NULL;
+}
+
+static void test_insert_race_reruns_the_unit(void **state)
+{
+    insert_race r = {.rc_a = -100};
+    store *st_b = open_store(NULL);
+    zbso_err err = {0};
+    pthread_t th;
+    r.st_a = open_store(NULL);
+    pthread_mutex_init(&r.mu, NULL);
+    pthread_cond_init(&r.cv, NULL);
+    assert_int_equal(pthread_create(&th, NULL, race_a_main, &r), 0);
+    pthread_mutex_lock(&r.mu);
+    while (!r.a_inserted)
+        pthread_cond_wait(&r.cv, &r.mu);
+    pthread_mutex_unlock(&r.mu);
+    assert_int_equal(store_exec(st_b, u_race_b, &r, &err), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(r.rc_a, 0);
+    assert_int_equal(r.b_runs, 2);
+    assert_true(r.b_found);
+    assert_int_equal(query_int("SELECT count(*) FROM jobs"), 1);
+    /* An insert of an id that the unit did not find missing is a plain conflict. */
+    zbso_job j;
+    make_job(&j, "raced");
+    assert_int_equal(store_exec(st_b, u_insert, &j, &err), ZBSO_ECONFLICT);
+    assert_non_null(strstr(err.msg, "raced"));
+    store_close(r.st_a);
+    store_close(st_b);
+    pthread_cond_destroy(&r.cv);
+    pthread_mutex_destroy(&r.mu);
+}
+
+/* ---- schema ---- */
+
+static const store_backend *pg_backend(void)
+{
+    zbso_err err = {0};
+    const store_backend *b = store_backend_for_url(g_url, &err);
+    assert_non_null(b);
+    assert_string_equal(b->name, "postgresql");
+    return b;
+}
+
+#define SQL_MAX 16384
+typedef struct sql_buf {
+    char text[SQL_MAX];
+    size_t len;
+} sql_buf;
+
+static void sql_line(void *ctx, const char *sql)
+{
+    sql_buf *b = ctx;
+    int n = snprintf(b->text + b->len, SQL_MAX - b->len, "%s\n", sql);
+    assert_true(n > 0 && (size_t)n < SQL_MAX - b->len);
+    b->len += (size_t)n;
+}
+
+/* Puts the case's database at schema version `to` with migrate_sql's own text. */
+static void make_db_at(int to)
+{
+    sql_buf buf = {.len = 0};
+    zbso_err err = {0};
+    assert_int_equal(pg_backend()->migrate_sql(0, to, sql_line, &buf, &err), 0);
+    assert_int_equal(pg_sql(g_name, buf.text), 0);
+}
+
+static void test_schema_created_on_empty_database(void **state)
+{
+    const store_backend *b = pg_backend();
+    zbso_err err = {0};
+    store *st = NULL;
+    int v = -1;
+    assert_int_equal(b->latest_schema_version, 2);
+    /* without create_if_empty an empty database is refused, naming zbso migrate */
+    assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, "zbso migrate"));
+    assert_non_null(strstr(err.msg, "empty"));
+    assert_null(strstr(err.msg, getenv("ZBSO_PG_PASSWORD")));
+    assert_int_equal(query_int("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"), 0);
+
+    st = open_store(NULL);
+    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 2);
+    assert_int_equal(b->migrate(st, 0, &err), 0);
+    assert_int_equal(b->migrate(st, 1, &err), ZBSO_ESCHEMA);
+    assert_non_null(strstr(err.msg, "cannot go down"));
+    assert_int_equal(b->migrate(st, 3, &err), ZBSO_EINVAL);
+    store_close(st);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+    assert_int_equal(query_int("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'trials_by_%'"), 2);
+    /* the job row has its version column, NOT NULL */
+    assert_int_equal(query_int("SELECT count(*) FROM information_schema.columns WHERE"
+                               " table_name = 'jobs' AND column_name = 'version'"
+                               " AND is_nullable = 'NO' AND data_type = 'bigint'"), 1);
+    /* reopening finds it at the latest version and changes nothing */
+    st = open_store(&(store_options){0});
+    store_close(st);
+}
+
+static void test_older_schema_refused_then_migrated(void **state)
+{
+    const store_backend *b = pg_backend();
+    zbso_err err = {0};
+    store *st = NULL;
+    int v = -1;
+    make_db_at(1);
+    store_options opt = {.create_if_empty = true};
+    assert_int_equal(store_open(g_url, &opt, &st, &err), ZBSO_ESCHEMA);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, "zbso migrate"));
+    assert_non_null(strstr(err.msg, "version 1"));
+    assert_non_null(strstr(err.msg, "older"));
+    assert_non_null(strstr(err.msg, "postgresql://zbso:***@127.0.0.1:"));
+    assert_null(strstr(err.msg, getenv("ZBSO_PG_PASSWORD")));
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 1);
+
+    /* zbso migrate's way: any_schema opens it as it is, migrate takes it up */
+    assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
+    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 1);
+    assert_int_equal(b->migrate(st, 2, &err), 0);
+    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 2);
+    store_close(st);
+
+    /* serve --migrate's way, from version 1 again */
+    assert_int_equal(pg_fresh_db(g_name, g_url, sizeof g_url), 0);
+    make_db_at(1);
+    opt.migrate = true;
+    st = open_store(&opt);
+    zbso_job j;
+    make_job(&j, "after-migrate");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    store_close(st);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+
+    /* an empty database, step by step */
+    assert_int_equal(pg_fresh_db(g_name, g_url, sizeof g_url), 0);
+    assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
+    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(b->migrate(st, 1, &err), 0);
+    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 1);
+    assert_int_equal(b->migrate(st, 0, &err), 0);
+    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 2);
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    store_close(st);
+}
+
+static void test_newer_and_foreign_schemas_refused(void **state)
+{
+    const store_backend *b = pg_backend();
+    zbso_err err = {0};
+    store *st = NULL;
+    assert_int_equal(pg_sql(g_name, "CREATE TABLE zbso_schema (version INTEGER NOT NULL);"
+                                    " INSERT INTO zbso_schema VALUES (99);"), 0);
+    store_options opt = {.create_if_empty = true, .migrate = true};
+    assert_int_equal(store_open(g_url, &opt, &st, &err), ZBSO_ESCHEMA);
+    assert_non_null(strstr(err.msg, "99"));
+    assert_non_null(strstr(err.msg, "newer"));
+    assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
+    assert_int_equal(b->migrate(st, 0, &err), ZBSO_ESCHEMA);
+    assert_non_null(strstr(err.msg, "99"));
+    store_close(st);
+
+    /* somebody else's tables and no zbso_schema: not a zbso database, left alone */
+    assert_int_equal(pg_fresh_db(g_name, g_url, sizeof g_url), 0);
+    assert_int_equal(pg_sql(g_name, "CREATE TABLE jobs (x INTEGER)"), 0);
+    st = NULL;
+    assert_int_equal(store_open(g_url, &opt, &st, &err), ZBSO_ESCHEMA);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, "not a zbso database"));
+    assert_int_equal(query_int("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"), 1);
+}
+
+#define N_STARTERS 3
+
+typedef struct starter {
+    pthread_barrier_t *go;
+    int rc;
+    char msg[ZBSO_ERR_MSG_MAX];
+} starter;
+
+static void *starter_main(void *arg)
+{
+    starter *s = arg;
+    store *st = NULL;
+    zbso_err err = {0};
+    pthread_barrier_wait(s->go);
+    s->rc = store_open(g_url, &(store_options){.create_if_empty = true}, &st, &err);
+    snprintf(s->msg, sizeof s->msg, "%s", err.msg);
+    store_close(st);
+    return NULL;
+}
+
+/* Three replicas starting at once on one empty database all open it; the schema is
+ * created once (without the schema lock, the losers' CREATE TABLE fails). Repeated, since
+ * a lucky schedule would hide a missing lock. */
+static void test_three_replicas_create_the_schema_at_once(void **state)
+{
+    for (int round = 0; round < 4; round++) {
+        if (round > 0)
+            assert_int_equal(pg_fresh_db(g_name, g_url, sizeof g_url), 0);
+        pthread_barrier_t go;
+        pthread_t tid[N_STARTERS];
+        starter s[N_STARTERS];
+        pthread_barrier_init(&go, NULL, N_STARTERS);
+        for (int i = 0; i < N_STARTERS; i++) {
+            s[i] = (starter){.go = &go, .rc = -100};
+            assert_int_equal(pthread_create(&tid[i], NULL, starter_main, &s[i]), 0);
+        }
+        for (int i = 0; i < N_STARTERS; i++)
+            pthread_join(tid[i], NULL);
+        pthread_barrier_destroy(&go);
+        for (int i = 0; i < N_STARTERS; i++)
+            if (s[i].rc != 0)
+                fail_msg("round %d starter %d: %d %s", round, i, s[i].rc, s[i].msg);
+        assert_int_equal(query_int("SELECT count(*) FROM zbso_schema"), 1);
+        assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+    }
+}
+
+static void test_migrate_sql(void **state)
+{
+    const store_backend *b = pg_backend();
+    zbso_err err = {0};
+    sql_buf all = {.len = 0}, up = {.len = 0};
+    assert_int_equal(b->migrate_sql(0, 0, sql_line, &all, &err), 0);
+    assert_int_equal(strncmp(all.text, "BEGIN;\nSELECT pg_advisory_xact_lock(", 36), 0);
+    assert_string_equal(all.text + all.len - 8, "COMMIT;\n");
+    assert_non_null(strstr(all.text, "CREATE TABLE jobs"));
+    assert_non_null(strstr(all.text, "version BIGINT NOT NULL"));
+    assert_non_null(strstr(all.text, "CREATE TABLE trials"));
+    assert_non_null(strstr(all.text, "PRIMARY KEY (job_id, trial_number)"));
+    assert_non_null(strstr(all.text, "CREATE TABLE arms"));
+    assert_non_null(strstr(all.text, "CREATE INDEX"));
+    assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 2;"));
+    assert_int_equal(b->migrate_sql(1, 2, sql_line, &up, &err), 0);
+    assert_null(strstr(up.text, "CREATE TABLE"));
+    assert_non_null(strstr(up.text, "CREATE INDEX"));
+    assert_int_equal(b->migrate_sql(2, 1, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(b->migrate_sql(0, 3, sql_line, &up, &err), ZBSO_EINVAL);
+    /* the text runs as it is (psql would do the same) and gives the latest schema */
+    assert_int_equal(pg_sql(g_name, all.text), 0);
+    store *st = open_store(&(store_options){0});
+    int v = 0;
+    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 2);
+    store_close(st);
+}
+
+/* ---- credentials and messages ---- */
+
+static void test_user_and_password(void **state)
+{
+    const char *user = getenv("ZBSO_PG_USER"), *pw = getenv("ZBSO_PG_PASSWORD");
+    const char *port = getenv("ZBSO_PG_PORT");
+    char url[512];
+    store *st = NULL;
+    zbso_err err = {0};
+    /* user and password from the options fill a URL without them */
+    snprintf(url, sizeof url, "postgresql+asyncpg://127.0.0.1:%s/%s", port, g_name);
+    store_options opt = {.create_if_empty = true, .db_user = user, .db_password = pw};
+    assert_int_equal(store_open(url, &opt, &st, &err), 0);
+    zbso_job j;
+    make_job(&j, "creds");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    store_close(st);
+    /* a user in the URL keeps the password option */
+    snprintf(url, sizeof url, "postgresql://%s@127.0.0.1:%s/%s", user, port, g_name);
+    opt.db_user = "nobody";
+    assert_int_equal(store_open(url, &opt, &st, &err), 0);
+    store_close(st);
+
+    /* a wrong password fails without showing it, naming the URL */
+    snprintf(url, sizeof url, "postgresql://%s:WrongPw%%2Fx@127.0.0.1:%s/%s", user, port,
+             g_name);
+    st = NULL;
+    assert_int_equal(store_open(url, NULL, &st, &err), ZBSO_EUNAVAIL);
+    assert_null(st);
+    assert_null(strstr(err.msg, "WrongPw"));
+    assert_non_null(strstr(err.msg, ":***@127.0.0.1:"));
+    assert_non_null(strstr(err.msg, "password authentication failed"));
+    /* a bad URL names itself, masked */
+    snprintf(url, sizeof url, "postgresql://%s:%s@127.0.0.1:%s/%s?sslmode", user, pw, port,
+             g_name);
+    assert_int_equal(store_open(url, NULL, &st, &err), ZBSO_EINVAL);
+    assert_null(strstr(err.msg, pw));
+    assert_non_null(strstr(err.msg, "sslmode"));
+}
+
+/* echo_sql logs every statement at INFO, as sqlite does. */
+static void test_echo_sql(void **state)
+{
+    char path[] = "/tmp/zbso-pg-echo-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    assert_true(saved >= 0);
+    assert_true(dup2(fd, 2) >= 0);
+    store *st = open_store(&(store_options){.create_if_empty = true, .echo_sql = true});
+    get_arg g = {.id = "echoed-id"};
+    zbso_err err = {0};
+    int rc = store_exec_read(st, u_get, &g, &err);
+    store_close(st);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    assert_int_equal(rc, ZBSO_ENOTFOUND);
+    char text[16384];
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    close(fd);
+    unlink(path);
+    assert_true(n > 0);
+    text[n] = '\0';
+    assert_non_null(strstr(text, "INFO sql: CREATE TABLE jobs"));
+    assert_non_null(strstr(text, "INFO sql: BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+    assert_non_null(strstr(text, "INFO sql: SELECT job_id, job_id_prefix"));
+    assert_non_null(strstr(text, "$1='echoed-id'"));
+    assert_null(strstr(text, getenv("ZBSO_PG_PASSWORD")));
+}
+
+/* ---- outage ---- */
+
+static int pgctl(const char *args)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "\"%s\" %s", getenv("ZBSO_PG_CTL"), args);
+    return system(cmd);
+}
+
+typedef struct holder {
+    store *st;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool inside, server_stopped;
+    int rc;
+    char msg[ZBSO_ERR_MSG_MAX];
+} holder;
+
+/* A unit in progress while the server goes away: its next statement fails. */
+static int u_hold(store_txn *t, void *arg, zbso_err *err)
+{
+    holder *h = arg;
+    zbso_job j;
+    int rc = store_job_get(t, "outage", true, &j, err);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&h->mu);
+    h->inside = true;
+    pthread_cond_broadcast(&h->cv);
+    while (!h->server_stopped)
+        pthread_cond_wait(&h->cv, &h->mu);
+    pthread_mutex_unlock(&h->mu);
+    j.num_trials = 1000;
+    return store_job_update(t, &j, err);
+}
+
+static void *hold_main(void *arg)
+{
+    holder *h = arg;
+    zbso_err err = {0};
+    h->rc = store_exec(h->st, u_hold, h, &err);
+    snprintf(h->msg, sizeof h->msg, "%s", err.msg);
+    return NULL;
+}
+
+/* Stops the server under an open store: a unit in flight, later units and read units all
+ * get ZBSO_EUNAVAIL, each within seconds, without the password in any message; once the
+ * server is back the same store works again (it reconnects) and nothing was lost. Also a
+ * store cannot be opened while the server is down, quickly. */
+static void test_unavailable_then_reconnects(void **state)
+{
+    store *st = open_store(NULL);
+    zbso_err err = {0};
+    zbso_job j;
+    make_job(&j, "outage");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    /* fill the pool with several connections, all of which the outage will break */
+    get_arg g = {.id = "outage"};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(store_exec_read(st, u_get, &g, &err), 0);
+
+    holder h = {.st = st, .rc = -100};
+    pthread_t th;
+    pthread_mutex_init(&h.mu, NULL);
+    pthread_cond_init(&h.cv, NULL);
+    assert_int_equal(pthread_create(&th, NULL, hold_main, &h), 0);
+    pthread_mutex_lock(&h.mu);
+    while (!h.inside)
+        pthread_cond_wait(&h.cv, &h.mu);
+    pthread_mutex_unlock(&h.mu);
+
+    assert_int_equal(pgctl("stop fast"), 0);
+    pthread_mutex_lock(&h.mu);
+    h.server_stopped = true;
+    pthread_cond_broadcast(&h.cv);
+    pthread_mutex_unlock(&h.mu);
+    pthread_join(th, NULL);
+    assert_int_equal(h.rc, ZBSO_EUNAVAIL);
+    assert_null(strstr(h.msg, getenv("ZBSO_PG_PASSWORD")));
+
+    for (int i = 0; i < 3; i++) {
+        double t0 = now_s();
+        assert_int_equal(store_exec(st, u_insert, &j, &err), ZBSO_EUNAVAIL);
+        assert_true(now_s() - t0 < 5.0);
+        assert_non_null(strstr(err.msg, "***@127.0.0.1"));
+        assert_null(strstr(err.msg, getenv("ZBSO_PG_PASSWORD")));
+        t0 = now_s();
+        assert_int_equal(store_exec_read(st, u_get, &g, &err), ZBSO_EUNAVAIL);
+        assert_true(now_s() - t0 < 5.0);
+    }
+    store *st2 = NULL;
+    double t0 = now_s();
+    assert_int_equal(store_open(g_url, NULL, &st2, &err), ZBSO_EUNAVAIL);
+    assert_true(now_s() - t0 < 5.0);
+    assert_null(st2);
+    assert_non_null(strstr(err.msg, "cannot connect"));
+    assert_null(strstr(err.msg, getenv("ZBSO_PG_PASSWORD")));
+
+    assert_int_equal(pgctl("start"), 0);
+    /* the first unit after the restart already succeeds: stale connections are
+     * replaced before the unit runs */
+    assert_int_equal(store_exec_read(st, u_get, &g, &err), 0);
+    assert_int_equal(g.job.num_trials, 0); /* the unit cut off by the outage left nothing */
+    make_job(&j, "after-outage");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(store_exec(st, u_get, &g, &err), 0);
+
+    /* an immediate stop (a crash) loses nothing committed */
+    assert_int_equal(pgctl("stop immediate"), 0);
+    assert_int_equal(store_exec(st, u_get, &g, &err), ZBSO_EUNAVAIL);
+    assert_int_equal(pgctl("start"), 0);
+    g.id = "after-outage";
+    assert_int_equal(store_exec(st, u_get, &g, &err), 0);
+    store_close(st);
+    pthread_cond_destroy(&h.cv);
+    pthread_mutex_destroy(&h.mu);
+}
+
+int main(void)
+{
+    if (!pg_env_ok())
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_for_update_serializes_across_stores, fresh),
+        cmocka_unit_test_setup(test_replicas_issue_unique_trial_numbers, fresh),
+        cmocka_unit_test_setup(test_register_race, fresh),
+        cmocka_unit_test_setup(test_insert_race_reruns_the_unit, fresh),
+        cmocka_unit_test_setup(test_schema_created_on_empty_database, fresh),
+        cmocka_unit_test_setup(test_older_schema_refused_then_migrated, fresh),
+        cmocka_unit_test_setup(test_newer_and_foreign_schemas_refused, fresh),
+        cmocka_unit_test_setup(test_three_replicas_create_the_schema_at_once, fresh),
+        cmocka_unit_test_setup(test_migrate_sql, fresh),
+        cmocka_unit_test_setup(test_user_and_password, fresh),
+        cmocka_unit_test_setup(test_echo_sql, fresh),
+        /* last: it stops and restarts the server */
+        cmocka_unit_test_setup(test_unavailable_then_reconnects, fresh),
+    };
+    return cmocka_run_group_tests_name("pg_store", tests, NULL, NULL);
+}
