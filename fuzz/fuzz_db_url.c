@@ -4,11 +4,11 @@
  * store_backend_for_url (a memory:// URL is also opened and closed), config_redact_url (the
  * URL in the start-up log) and pgurl_parse / pgurl_mask (the PostgreSQL backend's URL).
  * Checks that a backend is picked for the supported prefixes and named after the scheme,
- * that a refusal names the supported schemes; that the redacted URL fits its buffer and
- * replaces exactly the user:password part; that a parsed PostgreSQL URL has unique
- * keywords with NUL-terminated values inside the struct, gets USER/PASSWORD only where the
- * URL gave none, names the masked URL in every message, and that its masked form never
- * parses back to the password it hid. */
+ * that a refusal names the supported schemes; that the redacted URL is pgurl_mask's text
+ * cut to fit its buffer; that a parsed PostgreSQL URL picks the postgresql backend, has
+ * unique keywords with NUL-terminated values inside the struct, gets USER/PASSWORD only
+ * where the URL gave none, names the masked URL in every message, and that its masked form
+ * never parses back to the password it hid. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +18,9 @@
 #include "store/pgurl.h"
 #include "store/store.h"
 
-/* Prefixes that must pick a backend whatever else is added to the table. */
-static const char *const known[] = {"sqlite:///", "sqlite+aiosqlite:///", "memory://"};
+/* Prefixes that must pick a backend (SPEC §4, and memory:// for tests). */
+static const char *const known[] = {"sqlite:///", "sqlite+aiosqlite:///", "postgresql://",
+                                    "postgresql+asyncpg://", "memory://"};
 
 static bool starts_with(const char *s, const char *prefix)
 {
@@ -127,7 +128,8 @@ static void check_pgurl(const char *url, const char *user, const char *password)
         FUZZ_CHECK(strncmp(err.msg, want, strlen(want)) == 0);
     } else {
         FUZZ_CHECK(rc == 0);
-        FUZZ_CHECK(starts_with(url, "postgresql://") || starts_with(url, "postgresql+asyncpg://"));
+        const store_backend *b = store_backend_for_url(url, &err);
+        FUZZ_CHECK(b != NULL && strcmp(b->name, "postgresql") == 0);
         check_pgurl_struct(bare);
         check_mask_hides(bare);
     }
