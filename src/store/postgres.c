@@ -196,6 +196,10 @@ typedef struct pg_txn {
     bool broken;                 /* the connection is lost */
     bool retry;                  /* running the unit again may succeed */
     bool read_only;              /* exec_read: a snapshot, which needs no row locks */
+    const char *begin_sql;       /* sent along with the unit's first statement */
+    bool begun;                  /* begin_sql has been sent */
+    bool stale;                  /* the connection was found lost by the first statement,
+                                  * before anything of the unit ran on the server */
     zbso_err first;              /* the first failure, for a unit that carries on */
     /* The last id that job_get found missing: an insert of it that meets a row means
      * another transaction committed the job meanwhile, and a rerun will see it. */
@@ -349,14 +353,26 @@ static void echo(const char *sql, int n, const char *const *v)
     log_info("%s", line);
 }
 
-/* Runs a simple statement (no parameters, not prepared) on the unit's connection.
- * Returns 0, or the translated failure recorded in t. */
+/* Returns t's first failure again, for a unit that carries on after it. */
+static int failed_before(pg_txn *t, zbso_err *err)
+{
+    if (err != NULL)
+        *err = t->first;
+    return t->first.code;
+}
+
+/* Runs a simple statement (no parameters, not prepared) on the unit's connection, after
+ * the unit's BEGIN when that is not sent yet. Returns 0, or the translated failure
+ * recorded in t. */
 static int run_simple(pg_txn *t, const char *sql, const char *what, zbso_err *err)
 {
-    if (t->aborted) {
-        if (err != NULL)
-            *err = t->first;
-        return t->first.code;
+    if (t->aborted)
+        return failed_before(t, err);
+    if (!t->begun) {
+        t->begun = true;
+        int rc = run_simple(t, t->begin_sql, "BEGIN", err);
+        if (rc < 0)
+            return rc;
     }
     if (t->st->echo_sql)
         log_info("sql: %s", sql);
@@ -365,6 +381,77 @@ static int run_simple(pg_txn *t, const char *sql, const char *what, zbso_err *er
     int rc = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK ? 0 : txn_fail(t, r, what, NULL, err);
     PQclear(r);
     return rc;
+}
+
+/* True for a result that ends a query successfully. */
+static bool result_ok(const PGresult *r)
+{
+    ExecStatusType s = PQresultStatus(r);
+    return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+}
+
+/* The unit's first statement, in one round trip with its BEGIN (and the statement's
+ * PREPARE when this connection has not prepared it): a libpq pipeline of BEGIN,
+ * [PREPARE,] EXECUTE and a sync. Returns the statement's result, or NULL with the first
+ * failure translated into err and recorded in t; a connection found lost here marks the
+ * unit stale, since nothing of it has run. */
+static PGresult *run_first(pg_txn *t, int id, const char *name, const char *const *v,
+                           const char *what, const char *job_id, zbso_err *err)
+{
+    pg_conn *c = t->c;
+    PGresult *out = NULL, *bad = NULL;
+    bool prepare = !c->prepared[id], ok;
+    t->begun = true;
+    if (t->st->echo_sql) {
+        log_info("sql: %s", t->begin_sql);
+        echo(stmts[id].sql, stmts[id].n_params, v);
+    }
+    ok = PQenterPipelineMode(c->db) &&
+         PQsendQueryParams(c->db, t->begin_sql, 0, NULL, NULL, NULL, NULL, 0) &&
+         (!prepare || PQsendPrepare(c->db, name, stmts[id].sql, stmts[id].n_params, NULL)) &&
+         PQsendQueryPrepared(c->db, name, stmts[id].n_params, v, NULL, NULL, 0) &&
+         PQpipelineSync(c->db);
+    /* Each query's result is followed by a NULL; the sync's result ends the pipeline. A
+     * query after a failed one reports PGRES_PIPELINE_ABORTED. */
+    int n_queries = prepare ? 3 : 2;
+    for (int q = 0; ok && q < n_queries; q++) {
+        PGresult *r = PQgetResult(c->db);
+        if (r == NULL || PQstatus(c->db) == CONNECTION_BAD) {
+            if (bad == NULL)
+                bad = r;
+            else
+                PQclear(r);
+            ok = false;
+            break;
+        }
+        if (result_ok(r) && q == n_queries - 1) {
+            out = r;
+        } else if (result_ok(r) || PQresultStatus(r) == PGRES_PIPELINE_ABORTED) {
+            if (prepare && q == 1 && result_ok(r))
+                c->prepared[id] = true;
+            PQclear(r);
+        } else if (bad == NULL) {
+            bad = r;
+        } else {
+            PQclear(r);
+        }
+        PQclear(PQgetResult(c->db)); /* the NULL after each query's result */
+    }
+    if (ok) {
+        PGresult *sync = PQgetResult(c->db);
+        ok = PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
+        PQclear(sync);
+        ok = ok && PQexitPipelineMode(c->db);
+    }
+    if (ok && bad == NULL && out != NULL)
+        return out;
+    PQclear(out);
+    if (!ok && PQstatus(c->db) == CONNECTION_OK)
+        t->broken = true; /* the pipeline is in an unknown state: use no more of it */
+    txn_fail(t, bad, what, job_id, err);
+    t->stale = t->broken;
+    PQclear(bad);
+    return NULL;
 }
 
 /* Runs prepared statement id (preparing it on this connection the first time) with the
@@ -378,11 +465,12 @@ static PGresult *run(pg_txn *t, int id, const char *const *v, const char *what,
     PGresult *r = NULL;
     char name[16];
     if (t->aborted) {
-        if (err != NULL)
-            *err = t->first;
+        failed_before(t, err);
         return NULL;
     }
     snprintf(name, sizeof name, "z%d", id);
+    if (!t->begun)
+        return run_first(t, id, name, v, what, job_id, err);
     if (!c->prepared[id]) {
         r = PQprepare(c->db, name, stmts[id].sql, stmts[id].n_params, NULL);
         if (PQresultStatus(r) != PGRES_COMMAND_OK) {
@@ -396,8 +484,7 @@ static PGresult *run(pg_txn *t, int id, const char *const *v, const char *what,
     if (t->st->echo_sql)
         echo(stmts[id].sql, stmts[id].n_params, v);
     r = PQexecPrepared(c->db, name, stmts[id].n_params, v, NULL, NULL, 0);
-    ExecStatusType s = PQresultStatus(r);
-    if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK)
+    if (result_ok(r))
         return r;
     txn_fail(t, r, what, job_id, err);
     PQclear(r);
@@ -921,28 +1008,6 @@ static void pool_put(pg_store *st, pg_conn *c, bool broken)
 
 /* ---- units of work ---- */
 
-/* Takes a connection and begins a transaction on it. A pooled connection that turns out
- * lost (the server restarted since it was last used) is closed and the next one tried,
- * so that a unit after an outage reaches the server as soon as it is back; nothing of
- * the unit has run yet. Returns 0 with t->c set, or ZBSO_EUNAVAIL (cannot connect). */
-static int txn_begin(pg_store *st, pg_txn *t, const char *begin_sql, zbso_err *err)
-{
-    int rc = 0;
-    for (int tries = 0; tries <= PG_POOL_MAX; tries++) {
-        if ((rc = pool_get(st, &t->c, err)) < 0)
-            return rc;
-        t->aborted = t->broken = false;
-        rc = run_simple(t, begin_sql, "BEGIN", err);
-        if (rc == 0)
-            return 0;
-        pool_put(st, t->c, t->broken);
-        t->c = NULL;
-        if (!t->broken)
-            return rc;
-    }
-    return rc;
-}
-
 /* Ends t's transaction: COMMIT when commit is set (and checks that PostgreSQL committed,
  * not rolled back), else ROLLBACK; returns the connection to the pool. Returns 0, or
  * the commit's translated failure (ZBSO_EUNAVAIL when the connection was lost during the
@@ -950,7 +1015,9 @@ static int txn_begin(pg_store *st, pg_txn *t, const char *begin_sql, zbso_err *e
 static int txn_end(pg_store *st, pg_txn *t, bool commit, zbso_err *err)
 {
     int rc = 0;
-    if (commit) {
+    if (!t->begun) {
+        /* The unit sent nothing: there is no transaction to end. */
+    } else if (commit) {
         if (st->echo_sql)
             log_info("sql: COMMIT");
         PGresult *r = PQexec(t->c->db, "COMMIT");
@@ -978,11 +1045,14 @@ static int txn_end(pg_store *st, pg_txn *t, bool commit, zbso_err *err)
 }
 
 /* Runs fn as one transaction (read_only: REPEATABLE READ READ ONLY, one snapshot), on a
- * pooled connection, in the calling thread. fn's failure rolls everything back. A unit
- * that meets a serialization failure, a deadlock or a job another transaction inserted
- * meanwhile runs again, PG_ATTEMPTS times at most. Returns fn's code, a translated
- * database error (ZBSO_EUNAVAIL when the server is unreachable or the conflict
- * persists), or ZBSO_EINTERNAL inside a unit of work of st. */
+ * pooled connection, in the calling thread; BEGIN goes with the unit's first statement.
+ * fn's failure rolls everything back. A unit that meets a serialization failure, a
+ * deadlock or a job another transaction inserted meanwhile runs again, PG_ATTEMPTS times
+ * at most. A unit whose first statement finds its pooled connection lost (the server
+ * restarted since it was last used) runs again on the next connection, a fresh one at
+ * the latest, so that the first unit after an outage already succeeds. Returns fn's code,
+ * a translated database error (ZBSO_EUNAVAIL when the server is unreachable or the
+ * conflict persists), or ZBSO_EINTERNAL inside a unit of work of st. */
 static int pg_run_unit(pg_store *st, bool read_only, store_work_fn fn, void *arg,
                        zbso_err *err)
 {
@@ -993,16 +1063,15 @@ static int pg_run_unit(pg_store *st, bool read_only, store_work_fn fn, void *arg
     if (unit_store == st)
         return err_set(err, ZBSO_EINTERNAL, "store_exec%s called inside a unit of work on %s",
                        read_only ? "_read" : "", st->shown);
-    for (int attempt = 1;; attempt++) {
+    for (int attempt = 1, stale_runs = 0;; attempt++) {
         pg_txn t;
         memset(&t, 0, sizeof t);
         t.base.ops = read_only ? &st->read_ops : &pg_ops;
         t.st = st;
         t.read_only = read_only;
+        t.begin_sql = read_only ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN";
         err_clear(err);
-        rc = txn_begin(st, &t, read_only ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-                                         : "BEGIN", err);
-        if (rc < 0)
+        if ((rc = pool_get(st, &t.c, err)) < 0)
             return rc;
         unit_store = st;
         rc = fn(&t.base, arg, err);
@@ -1019,6 +1088,10 @@ static int pg_run_unit(pg_store *st, bool read_only, store_work_fn fn, void *arg
         int end_rc = txn_end(st, &t, rc == 0, err);
         if (rc == 0)
             rc = end_rc;
+        if (t.stale && stale_runs++ < PG_POOL_MAX) {
+            attempt--;
+            continue;
+        }
         if (rc == 0 || !t.retry || attempt == PG_ATTEMPTS)
             return rc;
         log_debug("postgresql: running a unit of work again (attempt %d): %s", attempt + 1,
