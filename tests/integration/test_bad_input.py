@@ -204,6 +204,10 @@ class BadInputTest(ServerTestCase):
                 self.assertTrue(self.srv.healthy(), f"server down after {name}:\n"
                                 + self.srv.log_tail())
         self.assertEqual(self.srv.snapshot(), before)
+        # The snapshot does see a change: one good request alters it.
+        r = self.srv.request("PATCH", "/trials", body=GOOD_TRIAL)
+        self.assertEqual(r.status, 200, r)
+        self.assertNotEqual(self.srv.snapshot(), before)
 
 
 class BadAuthTest(ServerTestCase):

@@ -1,11 +1,13 @@
 """test_cli.py: the command line and configuration of SPEC §5: usage and exit statuses,
-flag and environment values with errors naming them, `.env` lookup and precedence."""
+flag and environment values with errors naming them, `.env` lookup and precedence. Servers
+run on the backend of $ZBSO_TEST_BACKEND; on PostgreSQL also ZEUS_BSO_DB_USER/PASSWORD."""
 
 import os
 import tempfile
 import unittest
+import urllib.parse
 
-from zbsoserver import Server, run_cli
+from zbsoserver import BACKEND, Server, job_spec, new_database, run_cli
 
 
 class UsageTest(unittest.TestCase):
@@ -127,13 +129,48 @@ class ConfigTest(unittest.TestCase):
         self.assertIn("INFO", srv.log_tail())
 
     def test_database_url_from_environment(self):
-        db = os.path.join(self.tmp, "env.db")
-        srv = Server(tmpdir=self.tmp, env={"ZEUS_BSO_DATABASE_URL": "sqlite:///" + db})
+        env_db = new_database(self.tmp, "env.db")
+        self.addCleanup(env_db.close)
+        srv = Server(tmpdir=self.tmp, env={"ZEUS_BSO_DATABASE_URL": env_db.url})
         self.addCleanup(srv.close)
         srv.pass_db = False
         srv.start()
-        self.assertFalse(os.path.exists(srv.db_path))
-        self.assertTrue(os.path.exists(db))
+        self.assertEqual(srv.request("POST", "/jobs", body=job_spec(job_id="itest-env")).status,
+                         201)
+        self.assertEqual([j["job_id"] for j in env_db.rows("jobs")], ["itest-env"])
+        if srv.db.kind == "sqlite":
+            self.assertFalse(os.path.exists(srv.db_path))
+        else:
+            self.assertEqual(srv.db.tables(), [])
+
+    if BACKEND == "postgresql":
+        # SQLite URLs have no user or password, so this exists on PostgreSQL only.
+        def test_db_user_and_password_fill_the_url(self):
+            """ZEUS_BSO_DB_USER / ZEUS_BSO_DB_PASSWORD fill a URL that lacks them (SPEC §5);
+            a wrong password is refused at start, naming the database but not the
+            password."""
+            env_db = new_database(self.tmp)
+            self.addCleanup(env_db.close)
+            u = urllib.parse.urlsplit(env_db.url)
+            bare = f"postgresql://{u.hostname}:{u.port}{u.path}"
+            srv = Server(tmpdir=self.tmp, env={
+                "ZEUS_BSO_DATABASE_URL": bare, "ZEUS_BSO_DB_USER": u.username,
+                "ZEUS_BSO_DB_PASSWORD": urllib.parse.unquote(u.password)})
+            self.addCleanup(srv.close)
+            srv.pass_db = False
+            srv.start()
+            r = srv.request("POST", "/jobs", body=job_spec(job_id="itest-pg"))
+            self.assertEqual(r.status, 201, r)
+            self.assertEqual([j["job_id"] for j in env_db.rows("jobs")], ["itest-pg"])
+            self.assertEqual(srv.terminate(), 0, srv.log_tail())
+            wrong = "wrong-Pa55word"
+            r = run_cli(["serve", "--port", "0"], cwd=self.tmp, timeout=60, env={
+                "ZEUS_BSO_DATABASE_URL": bare, "ZEUS_BSO_DB_USER": u.username,
+                "ZEUS_BSO_DB_PASSWORD": wrong})
+            self.assertNotEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("listening", r.stdout)
+            self.assertIn(u.path.lstrip("/"), r.stderr)
+            self.assertNotIn(wrong, r.stderr + r.stdout)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,16 @@
 """test_migrate.py: `zbso migrate` and the schema check of `zbso serve` (SPEC §4): --sql
 touches no database, an older schema is refused with a message naming `zbso migrate`,
-migrating (or serve --migrate) fixes it, unsupported URL schemes name the supported ones."""
+migrating (or serve --migrate) fixes it, unsupported URL schemes name the supported ones.
+On the backend of $ZBSO_TEST_BACKEND (a SQLite file or a fresh PostgreSQL database)."""
 
 import os
 import subprocess
 import tempfile
 import unittest
 
-from zbsoserver import ZBSO_BIN, Server, clean_env, job_spec, run_cli
+from zbsoserver import ZBSO_BIN, Server, clean_env, job_spec, new_database, run_cli
+
+SCHEMA_TABLES = {"jobs", "trials", "arms"}
 
 
 class MigrateTest(unittest.TestCase):
@@ -15,8 +18,15 @@ class MigrateTest(unittest.TestCase):
         tmp = tempfile.TemporaryDirectory(prefix="zbso-mig-")
         self.addCleanup(tmp.cleanup)
         self.tmp = tmp.name
-        self.db = os.path.join(self.tmp, "old.db")
-        self.url = "sqlite:///" + self.db
+        self.database = new_database(self.tmp, "old.db")
+        self.addCleanup(self.database.close)
+        self.url = self.database.url
+
+    def assert_untouched(self):
+        """Nothing was written: no file in the directory, no SQLite file, no table."""
+        self.assertEqual(os.listdir(self.tmp), [])
+        if self.database.kind == "postgresql":
+            self.assertEqual(self.database.tables(), [])
 
     def serve_once(self, *args):
         """Runs serve expecting it to exit by itself; a server that starts is a failure."""
@@ -35,22 +45,23 @@ class MigrateTest(unittest.TestCase):
         r = run_cli(["migrate", "--sql", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("CREATE TABLE", r.stdout)
-        self.assertFalse(os.path.exists(self.db))
-        self.assertEqual(os.listdir(self.tmp), [])
+        self.assert_untouched()
 
     def test_sql_to_and_from_versions(self):
-        full = run_cli(["migrate", "--sql", "--to", "1"], cwd=self.tmp)
-        self.assertEqual(full.returncode, 0, full.stderr)
-        self.assertIn("CREATE TABLE", full.stdout)
-        rest = run_cli(["migrate", "--sql", "--from", "1"], cwd=self.tmp)
-        self.assertEqual(rest.returncode, 0, rest.stderr)
-        self.assertNotEqual(rest.stdout, full.stdout)
-        self.assertEqual(os.listdir(self.tmp), [])
+        for db in ([], ["--db", self.url]):
+            with self.subTest(" ".join(db) or "default backend"):
+                full = run_cli(["migrate", "--sql", "--to", "1", *db], cwd=self.tmp)
+                self.assertEqual(full.returncode, 0, full.stderr)
+                self.assertIn("CREATE TABLE", full.stdout)
+                rest = run_cli(["migrate", "--sql", "--from", "1", *db], cwd=self.tmp)
+                self.assertEqual(rest.returncode, 0, rest.stderr)
+                self.assertNotEqual(rest.stdout, full.stdout)
+                self.assert_untouched()
 
     def test_old_schema_refused_then_migrated(self):
         r = run_cli(["migrate", "--to", "1", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertTrue(os.path.exists(self.db))
+        self.assertEqual(SCHEMA_TABLES - set(self.database.tables()), set())
 
         r = self.serve_once()
         self.assertNotEqual(r.returncode, 0)
@@ -59,7 +70,7 @@ class MigrateTest(unittest.TestCase):
 
         r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
-        srv = Server(tmpdir=self.tmp, db_name="old.db")
+        srv = Server(tmpdir=self.tmp, database=self.database)
         self.addCleanup(srv.close)
         srv.start()
         self.assertEqual(srv.request("POST", "/jobs", body=job_spec()).status, 201)
@@ -71,7 +82,7 @@ class MigrateTest(unittest.TestCase):
     def test_serve_migrate_flag_upgrades(self):
         r = run_cli(["migrate", "--to", "1", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
-        srv = Server(tmpdir=self.tmp, db_name="old.db", args=["--migrate"])
+        srv = Server(tmpdir=self.tmp, database=self.database, args=["--migrate"])
         self.addCleanup(srv.close)
         srv.start()
         self.assertEqual(srv.request("POST", "/jobs", body=job_spec()).status, 201)
@@ -84,8 +95,14 @@ class MigrateTest(unittest.TestCase):
     def test_new_database_created_by_serve(self):
         srv = Server(tmpdir=self.tmp, db_name="fresh.db")
         self.addCleanup(srv.close)
+        self.assertEqual(srv.db.tables() if srv.db.kind == "postgresql" else [], [])
         srv.start()
-        self.assertTrue(os.path.exists(os.path.join(self.tmp, "fresh.db")))
+        if srv.db.kind == "sqlite":
+            self.assertTrue(os.path.exists(os.path.join(self.tmp, "fresh.db")))
+        self.assertEqual(SCHEMA_TABLES - set(srv.db.tables()), set())
+        self.assertEqual(srv.request("POST", "/jobs", body=job_spec(job_id="itest-n")).status,
+                         201)
+        self.assertEqual([j["job_id"] for j in srv.rows("jobs")], ["itest-n"])
 
     def test_unsupported_scheme_names_supported_ones(self):
         for args in (["migrate", "--db", "mysql://u:p@localhost/zeus"],
@@ -107,7 +124,7 @@ class MigrateTest(unittest.TestCase):
                 r = run_cli(args, cwd=self.tmp)
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertIn(word, r.stderr)
-        self.assertEqual(os.listdir(self.tmp), [])
+        self.assert_untouched()
 
 
 if __name__ == "__main__":

@@ -110,14 +110,15 @@ class PersistenceTest(unittest.TestCase):
         self.addCleanup(srv.close)
         srv.start()
         Driver(lambda m, p, b: srv.request(m, p, body=b)).run()
-        # GET /jobs/{id} belongs to a later issue; read the stage from the database
-        # (read-only) instead. Stage 1 is MAB (src/core/types.h zbso_stage).
-        jobs = srv.snapshot()["jobs"]
+        # Read the stage from the database (read-only, either backend). Stage 1 is MAB
+        # (src/core/types.h zbso_stage).
+        jobs = srv.rows("jobs")
         self.assertEqual(len(jobs), 1)
-        self.assertEqual(jobs[0][0], JOB)
-        self.assertEqual(jobs[0][18], 1, "the job did not reach the MAB stage")
-        arms = srv.snapshot()["arms"]
+        self.assertEqual(jobs[0]["job_id"], JOB)
+        self.assertEqual(jobs[0]["stage"], 1, "the job did not reach the MAB stage")
+        arms = srv.rows("arms")
         self.assertGreaterEqual(len(arms), 1)
+        self.assertEqual({a["job_id"] for a in arms}, {JOB})
 
     def test_finished_trial_survives_sigkill(self):
         srv = Server()

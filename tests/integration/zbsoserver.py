@@ -1,8 +1,14 @@
 """zbsoserver.py: starts a real `zbso serve` process for the integration tests and talks to
 it over HTTP. Standard library only; each server gets its own temporary directory,
-database and port (--port 0), so tests may run in parallel."""
+database and port (--port 0), so tests may run in parallel.
+
+The backend comes from $ZBSO_TEST_BACKEND: "sqlite" (default) or "postgresql". The latter
+runs under tests/pg/with_pg.sh (ZBSO_PG_URL, ZBSO_PG_BIN, ZBSO_PG_CTL) and gives each
+Server a fresh database of that PostgreSQL; without them every test fails (never skips).
+Database.snapshot() and Database.rows() read the stored state the same way for both."""
 
 import http.client
+import itertools
 import json
 import os
 import select
@@ -14,8 +20,11 @@ import time
 import unittest
 
 ZBSO_BIN = os.environ.get("ZBSO_BIN", "")
+BACKEND = os.environ.get("ZBSO_TEST_BACKEND", "sqlite") or "sqlite"
+BACKENDS = ("sqlite", "postgresql")
 START_TIMEOUT_S = 60.0
 REQUEST_TIMEOUT_S = 60.0
+PSQL_TIMEOUT_S = 60.0
 LISTEN_PREFIX = "zbso serve listening on http://"
 
 
@@ -39,6 +48,146 @@ def run_cli(args, cwd, env=None, timeout=60):
                           capture_output=True, text=True)
 
 
+def require_backend():
+    """Fails (never skips) when $ZBSO_TEST_BACKEND is unknown, or is postgresql without the
+    PostgreSQL that tests/pg/with_pg.sh provides."""
+    if BACKEND not in BACKENDS:
+        raise AssertionError(f"ZBSO_TEST_BACKEND={BACKEND!r} is not one of {BACKENDS}")
+    if BACKEND == "postgresql":
+        missing = [k for k in ("ZBSO_PG_URL", "ZBSO_PG_BIN", "ZBSO_PG_CTL")
+                   if not os.environ.get(k)]
+        if missing:
+            raise AssertionError("ZBSO_TEST_BACKEND=postgresql needs " + ", ".join(missing)
+                                 + ": run the tests under tests/pg/with_pg.sh")
+        psql = os.path.join(os.environ["ZBSO_PG_BIN"], "psql")
+        if not os.access(psql, os.X_OK):
+            raise AssertionError(f"{psql} is not executable (ZBSO_PG_BIN)")
+
+
+# -- databases ---------------------------------------------------------------------------
+
+class SqliteDatabase:
+    """A SQLite file (it need not exist yet). Read only, WAL contents included."""
+
+    kind = "sqlite"
+
+    def __init__(self, path):
+        self.path = path
+        self.url = "sqlite:///" + path
+
+    def _connect(self):
+        return sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+
+    def tables(self):
+        conn = self._connect()
+        try:
+            return [r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        finally:
+            conn.close()
+
+    def snapshot(self):
+        """Every row of every table: {table: sorted list of rows}."""
+        return db_snapshot(self.path)
+
+    def rows(self, table, order_by="1"):
+        """The rows of table as dicts by column name, ordered by the SQL order_by."""
+        conn = self._connect()
+        conn.row_factory = sqlite3.Row
+        try:
+            return [dict(r) for r in conn.execute(
+                f'SELECT * FROM "{table}" ORDER BY {order_by}')]
+        finally:
+            conn.close()
+
+    def integrity_errors(self):
+        """PRAGMA integrity_check and foreign_key_check: [] when the file is sound."""
+        conn = self._connect()
+        try:
+            out = [r[0] for r in conn.execute("PRAGMA integrity_check")]
+            if out == ["ok"]:
+                out = []
+            out += [repr(tuple(r)) for r in conn.execute("PRAGMA foreign_key_check")]
+            return out
+        finally:
+            conn.close()
+
+    def close(self):
+        pass
+
+
+_pg_names = itertools.count(1)
+
+
+class PgDatabase:
+    """A fresh, empty database of the PostgreSQL that tests/pg/with_pg.sh runs, created by
+    its pgctl.sh and dropped by close(). Read with psql (ZBSO_PG_BIN) as JSON, so values
+    come back with their types."""
+
+    kind = "postgresql"
+
+    def __init__(self):
+        require_backend()
+        self.name = f"zbso_it_{os.getpid()}_{next(_pg_names)}"
+        r = subprocess.run([os.environ["ZBSO_PG_CTL"], "createdb", self.name],
+                           capture_output=True, text=True, timeout=PSQL_TIMEOUT_S)
+        if r.returncode != 0 or not r.stdout.startswith("postgresql://"):
+            raise AssertionError(f"createdb {self.name} failed: {r.stdout}{r.stderr}")
+        self.url = r.stdout.strip()
+        self.dropped = False
+
+    def psql(self, sql, timeout=PSQL_TIMEOUT_S):
+        """Runs sql with psql (unaligned, tuples only); returns its output. Raises
+        AssertionError with psql's message on failure."""
+        psql = os.path.join(os.environ["ZBSO_PG_BIN"], "psql")
+        r = subprocess.run([psql, "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1",
+                            "-d", self.url, "-c", sql],
+                           capture_output=True, text=True, timeout=timeout,
+                           env=clean_env({"PGCONNECT_TIMEOUT": "10"}))
+        if r.returncode != 0:
+            raise AssertionError(f"psql failed ({r.returncode}) on {sql!r}: {r.stderr}")
+        return r.stdout
+
+    def query_json(self, sql):
+        """sql must return one value of type json; returns it parsed."""
+        out = self.psql(sql).strip()
+        return json.loads(out) if out else None
+
+    def tables(self):
+        return self.query_json(
+            "SELECT coalesce(json_agg(tablename ORDER BY tablename), '[]') "
+            "FROM pg_tables WHERE schemaname = 'public'")
+
+    def snapshot(self):
+        """Every row of every table of the public schema, as psql -At prints each row's
+        text form (every column; floats in their shortest exact form), in the order of
+        that text: {table: text}. Equal snapshots mean equal stored bytes of every value."""
+        return {t: self.psql(f'SELECT x::text FROM "{t}" x ORDER BY 1')
+                for t in self.tables()}
+
+    def rows(self, table, order_by="1"):
+        """The rows of table as dicts by column name, ordered by the SQL order_by."""
+        return self.query_json(
+            f'SELECT coalesce(json_agg(row_to_json(x)), \'[]\') FROM '
+            f'(SELECT * FROM "{table}" ORDER BY {order_by}) x')
+
+    def close(self):
+        if self.dropped:
+            return
+        self.dropped = True
+        subprocess.run([os.environ["ZBSO_PG_CTL"], "dropdb", self.name],
+                       capture_output=True, timeout=PSQL_TIMEOUT_S)
+
+
+def new_database(tmpdir, db_name="x.db"):
+    """A fresh database of $ZBSO_TEST_BACKEND: the SQLite file tmpdir/db_name, or a new
+    PostgreSQL database (db_name unused)."""
+    require_backend()
+    if BACKEND == "postgresql":
+        return PgDatabase()
+    return SqliteDatabase(os.path.join(tmpdir, db_name))
+
+
 class Response:
     """One HTTP answer: status, raw body bytes, headers, and the body as JSON (or None)."""
 
@@ -56,21 +205,24 @@ class Response:
 
 
 class Server:
-    """A `zbso serve` subprocess on a temporary SQLite database.
+    """A `zbso serve` subprocess on a fresh database of $ZBSO_TEST_BACKEND (or on database,
+    a SqliteDatabase/PgDatabase the caller owns, e.g. one shared by several servers).
 
     start() waits for the listening line; request() sends one request on a fresh
     connection; kill() is SIGKILL; terminate() is SIGTERM and returns the exit status;
     restart() starts again on the same database and directory."""
 
-    def __init__(self, tmpdir=None, env=None, args=(), db_name="x.db"):
+    def __init__(self, tmpdir=None, env=None, args=(), db_name="x.db", database=None):
         require_binary()
         self._own_tmp = None
         if tmpdir is None:
             self._own_tmp = tempfile.TemporaryDirectory(prefix="zbso-it-")
             tmpdir = self._own_tmp.name
         self.tmpdir = tmpdir
-        self.db_path = os.path.join(tmpdir, db_name)
-        self.db_url = "sqlite:///" + self.db_path
+        self._own_db = database is None
+        self.db = database if database is not None else new_database(tmpdir, db_name)
+        self.db_path = getattr(self.db, "path", None)  # SQLite only
+        self.db_url = self.db.url
         self.env = dict(env or {})
         self.args = list(args)
         self.pass_db = True  # False: the database comes from the environment or .env
@@ -157,6 +309,8 @@ class Server:
 
     def close(self):
         self.kill()
+        if self._own_db:
+            self.db.close()
         if self._own_tmp is not None:
             self._own_tmp.cleanup()
             self._own_tmp = None
@@ -204,12 +358,21 @@ class Server:
 
     def snapshot(self):
         """Every row of every table, read-only: {table: sorted rows}."""
-        return db_snapshot(self.db_path)
+        return self.db.snapshot()
+
+    def rows(self, table, order_by="1"):
+        """The rows of table as dicts by column name."""
+        return self.db.rows(table, order_by)
+
+    def client(self):
+        """A keep-alive connection to this server (KeepAlive)."""
+        return KeepAlive(lambda: (self.host, self.port))
 
 
 def db_snapshot(path):
     """Dumps every table of the SQLite file at path, opened read-only (WAL contents
-    included), as {table: sorted list of rows}."""
+    included), as {table: sorted list of rows}, each row as the repr of its values (so
+    types, 0.0 against -0.0 and every bit of a float count)."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         tables = [r[0] for r in conn.execute(
@@ -217,10 +380,49 @@ def db_snapshot(path):
         out = {}
         for t in tables:
             rows = conn.execute(f'SELECT * FROM "{t}"').fetchall()
-            out[t] = sorted(rows, key=repr)
+            out[t] = sorted(repr(r) for r in rows)
         return out
     finally:
         conn.close()
+
+
+class KeepAlive:
+    """One HTTP/1.1 keep-alive connection, as a long-lived client holds it. address() gives
+    (host, port) whenever a new connection is opened, so a restarted server (new port) is
+    found again. request() raises OSError or http.client.HTTPException when the request
+    failed on the wire (the connection is then dropped); it never retries by itself."""
+
+    def __init__(self, address, timeout=REQUEST_TIMEOUT_S):
+        self.address = address
+        self.timeout = timeout
+        self.conn = None
+        self.connects = 0
+
+    def request(self, method, path, body=None, headers=None):
+        hdrs = dict(headers or {})
+        data = None
+        if body is not None:
+            data = body if isinstance(body, bytes) else json.dumps(body).encode("utf-8")
+            hdrs.setdefault("Content-Type", "application/json")
+        if self.conn is None:
+            host, port = self.address()
+            self.conn = http.client.HTTPConnection(host, port, timeout=self.timeout)
+            self.connects += 1
+        try:
+            self.conn.request(method, path, body=data, headers=hdrs)
+            resp = self.conn.getresponse()
+            out = Response(resp.status, resp.read(), dict(resp.getheaders()))
+        except (OSError, http.client.HTTPException):
+            self.close()
+            raise
+        if resp.will_close:
+            self.close()
+        return out
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
 
 
 def job_spec(**overrides):
