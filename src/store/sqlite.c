@@ -3,12 +3,16 @@
  * read-only connections for read units run in their callers' threads, and a checkpointer
  * thread that keeps WAL checkpoints off the writer.
  * The only file that talks to libsqlite3; SQLite codes never leave it untranslated. */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "store/storeInt.h"
 #include "util/log.h"
@@ -23,6 +27,9 @@
  * starts over only when a writer finds it wholly checkpointed and no reader in it, which
  * a busy server may never give the checkpointer, so this bounds the file (64 MiB). */
 #define SQ_WAL_MAX_PAGES 16384
+/* How many nice steps the writer thread runs above the rest of the process (see
+ * writer_raise_priority). */
+#define SQ_WRITER_NICE_BOOST 10
 #define SQ_LATEST 3
 
 /* Schema history. The version lives in PRAGMA user_version (0: empty database), set by
@@ -755,11 +762,32 @@ broken:
     group_fail(g, ZBSO_ESTORE, why);
 }
 
+/* Every caller of exec waits for a commit, and a commit waits for the writer thread, so on
+ * a CPU kept busy by request threads the writer must not queue behind them: it asks for
+ * SQ_WRITER_NICE_BOOST nice steps above the process (a larger share of the CPU, and to run
+ * sooner when woken). Raising a priority needs CAP_SYS_NICE or RLIMIT_NICE; without them
+ * the writer keeps the process's priority, which is only slower, and says so at DEBUG.
+ * Linux applies setpriority(PRIO_PROCESS, tid) to that one thread. */
+static void writer_raise_priority(const sq_store *st)
+{
+    id_t tid = (id_t)syscall(SYS_gettid);
+    errno = 0;
+    int nice_now = getpriority(PRIO_PROCESS, tid);
+    if (errno != 0)
+        return;
+    int want = nice_now - SQ_WRITER_NICE_BOOST < -20 ? -20 : nice_now - SQ_WRITER_NICE_BOOST;
+    if (want < nice_now && setpriority(PRIO_PROCESS, tid, want) != 0)
+        log_debug("database %s: the writer thread stays at nice %d (%d needs CAP_SYS_NICE):"
+                  " commits may wait behind request threads on a busy CPU", st->path,
+                  nice_now, want);
+}
+
 /* The writer thread: takes up to SQ_GROUP_MAX queued units at a time, runs them as one
  * group, and wakes their callers. Leaves once stopping is set and the queue is empty. */
 static void *writer_main(void *arg)
 {
     sq_store *st = arg;
+    writer_raise_priority(st);
     pthread_mutex_lock(&st->mu);
     for (;;) {
         while (st->head == NULL && !st->stopping)
