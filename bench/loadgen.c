@@ -20,14 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #define MAX_JOBS 1024
+#define MAX_THREADS 64
+#define EVENTS_MAX 256           /* epoll events taken per round */
 #define MAX_BATCH_SIZES 32
 #define URL_MAX 1024
 #define TEXT_MAX 256             /* job ids, gpu model, token */
@@ -59,6 +61,7 @@ struct options {
     size_t n_addrs;
     char auth_line[TEXT_MAX + 64];  /* "Authorization: Bearer T\r\n", or "" */
     long jobs;
+    long threads;
     double duration_s;
     uint64_t seed;
     char token[TEXT_MAX + 1];
@@ -89,7 +92,43 @@ struct ep_stats {
     uint64_t conn_errors;           /* requests that got no answer */
 };
 
-/* One simulated job: its thread, its keep-alive connection, its statistics. */
+/* The synthetic training model of one batch size: seconds per epoch, watts, and the epoch
+ * at which the metric reaches the target (0: never). Small batches converge in few epochs
+ * but run slowly (16 exceeds beta * min_cost), 128..256 are cheapest, 512 and larger never
+ * converge (they run to max_epochs or past beta * min_cost). */
+struct bs_model {
+    double epoch_s;
+    double power_w;
+    int epochs_to_target;
+};
+
+static struct bs_model model_of(int64_t bs, double job_scale, double max_power_w)
+{
+    struct bs_model m;
+    double b = (double)bs;
+    m.epoch_s = (2.0 + 256.0 / b) * job_scale;
+    m.power_w = fmin(max_power_w, 120.0 + 180.0 * b / (b + 128.0));
+    m.epochs_to_target = bs <= 64 ? 4 : bs <= 128 ? 5 : bs <= 256 ? 6 : 0;
+    return m;
+}
+
+/* Returns the validation metric after epoch (1-based): rises to the target at
+ * epochs_to_target, or levels off below it when the batch size never converges. */
+static double model_metric(const struct bs_model *m, int64_t epoch)
+{
+    double e = (double)epoch;
+    if (m->epochs_to_target == 0)
+        return 0.9 * TARGET_METRIC * (1.0 - exp(-e / 3.0));
+    if (epoch < m->epochs_to_target)
+        return TARGET_METRIC * e / (double)m->epochs_to_target;
+    return TARGET_METRIC + 0.01 * (e - (double)m->epochs_to_target + 1.0);
+}
+
+/* Where a job is: the request it has out (or PH_DONE once it stopped). */
+enum phase { PH_REGISTER, PH_NEXT, PH_REPORT, PH_END, PH_DONE };
+
+/* One simulated job: a state machine run by one event thread, its keep-alive connection,
+ * the request in flight, the trial in progress, its statistics. */
 struct worker {
     int k;
     const struct options *opt;
@@ -97,16 +136,45 @@ struct worker {
     char prefix[TEXT_MAX + 1];
     double job_scale;               /* this job's hardware speed factor */
     uint64_t rng;                   /* splitmix64 state for the synthetic model */
-    pthread_t tid;
-    int started;
+    enum phase phase;
+    int epfd;                       /* its event thread's epoll set */
     int fd;                         /* keep-alive connection, -1 when none */
-    char head[REQ_HEAD_MAX];        /* request line and headers being sent */
-    char buf[HEAD_MAX + RESP_MAX + 1]; /* the answer being read: headers, body, NUL */
-    char *resp;                     /* the last answer's body in buf, NUL-terminated */
+    int want_out;                   /* fd is in the epoll set for writability too */
+    /* The request in flight. */
+    int in_flight;
+    enum endpoint cur;
+    const char *method;
+    char path[TEXT_MAX + 64];
+    char out[REQ_HEAD_MAX + REQ_MAX]; /* request line, headers and body */
+    size_t out_len, out_sent;
+    int reused;                     /* sent on a connection that served an earlier request */
+    int attempt;                    /* 1 once sent again on a new connection */
+    double t0, t_done;              /* just before it was sent; when its answer completed */
+    double last_io;                 /* last byte sent or received */
+    /* Its answer. */
+    char buf[HEAD_MAX + RESP_MAX + 1]; /* headers, body, NUL */
+    size_t in_len;
+    int got_any;                    /* a byte of the answer came */
+    long status;
+    int keep;                       /* the connection stays open after it */
+    char *resp;                     /* the body in buf, NUL-terminated */
     size_t resp_len;
+    /* The trial in progress. */
+    int64_t bs, trial, epoch;
+    double time_s, energy_j;
+    struct bs_model m;
     struct ep_stats ep[EP_COUNT];
     uint64_t trials, converged, not_converged, cut;
     char error[ERROR_MAX];          /* the error that stopped this job, "" when none */
+};
+
+/* An event thread and the jobs it drives. */
+struct ev_thread {
+    pthread_t tid;
+    int started;
+    int epfd;
+    struct worker **jobs;
+    size_t n;
 };
 
 static atomic_int stop_requested;
@@ -165,43 +233,13 @@ static void samples_add(struct samples *s, uint32_t us, uint64_t *rng)
         s->us[j] = us;
 }
 
-/* The synthetic training model of one batch size: seconds per epoch, watts, and the epoch
- * at which the metric reaches the target (0: never). Small batches converge in few epochs
- * but run slowly (16 exceeds beta * min_cost), 128..256 are cheapest, 512 and larger never
- * converge (they run to max_epochs or past beta * min_cost). */
-struct bs_model {
-    double epoch_s;
-    double power_w;
-    int epochs_to_target;
-};
-
-static struct bs_model model_of(int64_t bs, double job_scale, double max_power_w)
-{
-    struct bs_model m;
-    double b = (double)bs;
-    m.epoch_s = (2.0 + 256.0 / b) * job_scale;
-    m.power_w = fmin(max_power_w, 120.0 + 180.0 * b / (b + 128.0));
-    m.epochs_to_target = bs <= 64 ? 4 : bs <= 128 ? 5 : bs <= 256 ? 6 : 0;
-    return m;
-}
-
-/* Returns the validation metric after epoch (1-based): rises to the target at
- * epochs_to_target, or levels off below it when the batch size never converges. */
-static double model_metric(const struct bs_model *m, int64_t epoch)
-{
-    double e = (double)epoch;
-    if (m->epochs_to_target == 0)
-        return 0.9 * TARGET_METRIC * (1.0 - exp(-e / 3.0));
-    if (epoch < m->epochs_to_target)
-        return TARGET_METRIC * e / (double)m->epochs_to_target;
-    return TARGET_METRIC + 0.01 * (e - (double)m->epochs_to_target + 1.0);
-}
 
 /* Records the first error of w; the job stops after it and the run exits 1. */
 static void worker_fail(struct worker *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void worker_fail(struct worker *w, const char *fmt, ...)
 {
+    w->phase = PH_DONE;
     if (w->error[0] != '\0')
         return;
     va_list ap;
@@ -213,16 +251,18 @@ static void worker_fail(struct worker *w, const char *fmt, ...)
 /* HTTP transport. It is hand-written on purpose, not libcurl: a load generator must spend as
  * little CPU as possible beside the server it measures, and libcurl's per-request overhead
  * (about 46 us of CPU per request with one easy handle per thread) is comparable to the
- * server's own (~67 us), so with both on a small machine the closed-loop latency measured
- * the client as much as the server (this client: ~22 us per request at K = 32, mostly the
- * kernel's TCP send, receive and wake-up; the rest is jansson). It speaks only what
- * zbso-loadgen needs: HTTP/1.1 keep-alive over one blocking TCP socket per job
+ * server's own, so with both on a small machine the closed-loop latency measured the client
+ * as much as the server. For the same reason the jobs are not one thread each but state
+ * machines on a few event threads (--threads, one by default), as wrk does: with 32 blocking
+ * threads every answer woke a sleeping thread (a context switch, often a cross-CPU wake-up),
+ * while an event thread that is busy takes the next answer without sleeping. It speaks only
+ * what zbso-loadgen needs: HTTP/1.1 keep-alive over one non-blocking TCP socket per job
  * (TCP_NODELAY), connected once and again when the server closes it; each request goes out
- * in one sendmsg; the answer is a status line, headers up to CRLFCRLF and a Content-Length
- * body (or a body up to EOF under "Connection: close") read into the job's fixed buffer,
- * RESP_MAX bytes of body at most. */
+ * in one send; the answer is a status line, headers up to CRLFCRLF and a Content-Length body
+ * (or a body up to EOF under "Connection: close") read into the job's fixed buffer, RESP_MAX
+ * bytes of body at most. */
 
-/* Closes w's connection, if any. */
+/* Closes w's connection, if any (which also takes it out of its epoll set). */
 static void conn_close(struct worker *w)
 {
     if (w->fd >= 0)
@@ -230,7 +270,9 @@ static void conn_close(struct worker *w)
     w->fd = -1;
 }
 
-/* Connects fd to addr within CONNECT_TIMEOUT_MS. Returns 0, or an errno value. */
+/* Connects fd to addr within CONNECT_TIMEOUT_MS, leaving it non-blocking. Returns 0, or an
+ * errno value. A connect on loopback completes at once, so waiting here, with the rest of
+ * the thread's jobs waiting too, happens only once per connection. */
 static int connect_timed(int fd, const struct sockaddr *addr, socklen_t len)
 {
     int flags = fcntl(fd, F_GETFL);
@@ -258,13 +300,11 @@ static int connect_timed(int fd, const struct sockaddr *addr, socklen_t len)
         if (soerr != 0)
             return soerr;
     }
-    if (fcntl(fd, F_SETFL, flags) < 0)
-        return errno;
     return 0;
 }
 
-/* Opens w's connection, trying the server's addresses in order. Returns 0, or -1 with the
- * reason in err. */
+/* Opens w's connection, trying the server's addresses in order, and adds it to the event
+ * thread's epoll set. Returns 0, or -1 with the reason in err. */
 static int conn_open(struct worker *w, char *err, size_t errcap)
 {
     const struct options *o = w->opt;
@@ -279,12 +319,14 @@ static int conn_open(struct worker *w, char *err, size_t errcap)
         e = connect_timed(fd, a, o->addr_lens[i]);
         if (e == 0) {
             int one = 1;
-            struct timeval tv = {.tv_sec = IO_TIMEOUT_S, .tv_usec = 0};
+            struct epoll_event ev = {.events = EPOLLIN, .data.ptr = w};
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-            w->fd = fd;
-            return 0;
+            if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) == 0) {
+                w->fd = fd;
+                w->want_out = 0;
+                return 0;
+            }
+            e = errno;
         }
         close(fd);
     }
@@ -292,50 +334,37 @@ static int conn_open(struct worker *w, char *err, size_t errcap)
     return -1;
 }
 
-/* Sends the n pieces of iov whole on w's connection. Returns 0, or -1 with the reason in
- * err. */
-static int send_all(struct worker *w, struct iovec *iov, size_t n, char *err, size_t errcap)
+/* Asks the epoll set for writability of w's connection too (on), or only readability. */
+static void want_out(struct worker *w, int on)
 {
-    while (n > 0) {
-        struct msghdr m = {.msg_iov = iov, .msg_iovlen = n};
-        ssize_t sent = sendmsg(w->fd, &m, MSG_NOSIGNAL);
-        if (sent < 0) {
-            if (errno == EINTR)
-                continue;
-            snprintf(err, errcap, "send failed: %s",
-                     errno == EAGAIN || errno == EWOULDBLOCK ? "timed out" : strerror(errno));
-            return -1;
-        }
-        size_t left = (size_t)sent;
-        while (n > 0 && left >= iov->iov_len) {
-            left -= iov->iov_len;
-            iov++;
-            n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (char *)iov->iov_base + left;
-            iov->iov_len -= left;
-        }
-    }
-    return 0;
+    if (w->want_out == on)
+        return;
+    struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = w};
+    epoll_ctl(w->epfd, EPOLL_CTL_MOD, w->fd, &ev);
+    w->want_out = on;
 }
 
-/* Reads at most cap bytes from w's connection into dst. Returns the count (0 at EOF), or -1
- * with the reason in err. */
-static ssize_t recv_some(struct worker *w, char *dst, size_t cap, char *err, size_t errcap)
+/* Sends what is left of the request in w->out. Returns 0 when all of it is out or the rest
+ * waits for the socket to become writable, or -1 with the reason in err. */
+static int send_some(struct worker *w, char *err, size_t errcap)
 {
-    for (;;) {
-        ssize_t n = recv(w->fd, dst, cap, 0);
-        if (n >= 0)
-            return n;
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            snprintf(err, errcap, "no answer within %d s", IO_TIMEOUT_S);
-        else
-            snprintf(err, errcap, "receive failed: %s", strerror(errno));
-        return -1;
+    while (w->out_sent < w->out_len) {
+        ssize_t n = send(w->fd, w->out + w->out_sent, w->out_len - w->out_sent, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                want_out(w, 1);
+                return 0;
+            }
+            snprintf(err, errcap, "send failed: %s", strerror(errno));
+            return -1;
+        }
+        w->out_sent += (size_t)n;
+        w->last_io = now_s();
     }
+    want_out(w, 0);
+    return 0;
 }
 
 /* Returns the offset just past the first CRLFCRLF of buf[0, len) searched from from, or 0
@@ -367,54 +396,35 @@ static int has_token(const char *v, const char *end, const char *token)
     return 0;
 }
 
-/* What read_response found wrong, when it returns -1. */
-enum resp_error { RESP_IO, RESP_EOF_EARLY, RESP_PROTOCOL, RESP_OVERFLOW };
+/* What parse_response found, or found wrong. */
+enum resp_state { RESP_MORE, RESP_DONE, RESP_PROTOCOL, RESP_OVERFLOW };
 
-/* Reads one answer from w's connection into w->buf: sets *status, w->resp and w->resp_len,
- * and *keep (whether the connection stays open). Returns 0, or -1 with *why, the reason in
- * err, and *got_any telling whether any byte of the answer came. */
-static int read_response(struct worker *w, long *status, int *keep, enum resp_error *why,
-                         int *got_any, char *err, size_t errcap)
+/* Parses the answer received so far, w->buf[0, w->in_len); eof says the server has closed
+ * the connection after it. Drops 1xx interim answers. RESP_DONE sets w->status, w->keep,
+ * w->resp and w->resp_len (the body, NUL-terminated); RESP_MORE means more bytes are
+ * needed; RESP_PROTOCOL and RESP_OVERFLOW put the reason in err. */
+static enum resp_state parse_response(struct worker *w, int eof, char *err, size_t errcap)
 {
     const size_t cap = HEAD_MAX + RESP_MAX;
-    size_t len = 0, head_len;
-    *got_any = 0;
     for (;;) { /* until a final (non-1xx) answer's headers */
-        size_t scanned = 0;
-        while ((head_len = find_head_end(w->buf, len, scanned)) == 0) {
-            if (len >= HEAD_MAX) {
-                *why = RESP_PROTOCOL;
-                snprintf(err, errcap, "answer headers over %d bytes", HEAD_MAX);
-                return -1;
-            }
-            scanned = len > 3 ? len - 3 : 0;
-            ssize_t n = recv_some(w, w->buf + len, cap - len, err, errcap);
-            if (n <= 0) {
-                *why = n < 0 ? RESP_IO : RESP_EOF_EARLY;
-                if (n == 0)
-                    snprintf(err, errcap, "the server closed the connection %s",
-                             len || *got_any ? "mid-answer" : "without answering");
-                return -1;
-            }
-            len += (size_t)n;
-            *got_any = 1;
-        }
-        if (head_len > HEAD_MAX) {
-            *why = RESP_PROTOCOL;
+        size_t len = w->in_len;
+        size_t head_len = find_head_end(w->buf, len, 0);
+        if (head_len == 0 || head_len > HEAD_MAX) {
+            if (len < HEAD_MAX && head_len == 0)
+                return RESP_MORE;
             snprintf(err, errcap, "answer headers over %d bytes", HEAD_MAX);
-            return -1;
+            return RESP_PROTOCOL;
         }
         /* Status line: HTTP/1.x SSS reason */
         const char *p = w->buf;
         if (head_len < 14 || memcmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1')
             || p[8] != ' ' || p[9] < '1' || p[9] > '5' || p[10] < '0' || p[10] > '9'
             || p[11] < '0' || p[11] > '9' || (p[12] != ' ' && p[12] != '\r')) {
-            *why = RESP_PROTOCOL;
             snprintf(err, errcap, "not an HTTP/1.x answer: %.40s", p);
-            return -1;
+            return RESP_PROTOCOL;
         }
-        *status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
-        *keep = p[7] == '1';
+        long status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
+        int keep = p[7] == '1';
         long long content_length = -1;
         const char *line = (const char *)memchr(p, '\n', head_len) + 1;
         const char *end = w->buf + head_len - 2; /* the final CRLF */
@@ -438,164 +448,180 @@ static int read_response(struct worker *w, long *status, int *keep, enum resp_er
                     while (d < vend && (*d == ' ' || *d == '\t'))
                         d++;
                     if (d == v || d != vend || (content_length >= 0 && content_length != cl)) {
-                        *why = RESP_PROTOCOL;
                         snprintf(err, errcap, "bad Content-Length: %.*s",
                                  (int)(vend - v < 40 ? vend - v : 40), v);
-                        return -1;
+                        return RESP_PROTOCOL;
                     }
                     content_length = cl;
                 } else if (nl == 10 && strncasecmp(line, "Connection", 10) == 0) {
                     if (has_token(v, vend, "close"))
-                        *keep = 0;
+                        keep = 0;
                     else if (has_token(v, vend, "keep-alive"))
-                        *keep = 1;
+                        keep = 1;
                 } else if (nl == 17 && strncasecmp(line, "Transfer-Encoding", 17) == 0) {
-                    *why = RESP_PROTOCOL;
                     snprintf(err, errcap, "Transfer-Encoding is not supported");
-                    return -1;
+                    return RESP_PROTOCOL;
                 }
             }
             line = eol;
         }
-        if (*status >= 200) {
-            /* Final answer: the body follows. */
-            size_t body_len;
-            if (*status == 204 || *status == 304) {
-                content_length = 0;
-            } else if (content_length < 0 && *keep) {
-                *why = RESP_PROTOCOL;
-                snprintf(err, errcap, "answer %ld without Content-Length", *status);
-                return -1;
-            }
-            if (content_length > RESP_MAX) {
-                *why = RESP_OVERFLOW;
-                return -1;
-            }
-            if (content_length >= 0) {
-                size_t need = head_len + (size_t)content_length;
-                while (len < need) {
-                    ssize_t n = recv_some(w, w->buf + len, need - len, err, errcap);
-                    if (n <= 0) {
-                        *why = n < 0 ? RESP_IO : RESP_EOF_EARLY;
-                        if (n == 0)
-                            snprintf(err, errcap, "the server closed the connection "
-                                     "mid-answer");
-                        return -1;
-                    }
-                    len += (size_t)n;
-                }
-                if (len > need) {
-                    *why = RESP_PROTOCOL;
-                    snprintf(err, errcap, "%zu unexpected bytes after the answer", len - need);
-                    return -1;
-                }
-                body_len = (size_t)content_length;
-            } else { /* Connection: close without Content-Length: the body ends at EOF */
-                for (;;) {
-                    if (len - head_len > RESP_MAX) {
-                        *why = RESP_OVERFLOW;
-                        return -1;
-                    }
-                    char extra;
-                    ssize_t n = len < cap ? recv_some(w, w->buf + len, cap - len, err, errcap)
-                                          : recv_some(w, &extra, 1, err, errcap);
-                    if (n < 0) {
-                        *why = RESP_IO;
-                        return -1;
-                    }
-                    if (n == 0)
-                        break;
-                    if (len == cap) {
-                        *why = RESP_OVERFLOW;
-                        return -1;
-                    }
-                    len += (size_t)n;
-                }
-                body_len = len - head_len;
-            }
-            w->resp = w->buf + head_len;
-            w->resp_len = body_len;
-            w->resp[body_len] = '\0';
-            return 0;
+        if (status < 200) {
+            /* 1xx interim answer (no body): drop it and parse on. */
+            memmove(w->buf, w->buf + head_len, len - head_len);
+            w->in_len -= head_len;
+            continue;
         }
-        /* 1xx interim answer (no body): drop it and read on. */
-        memmove(w->buf, w->buf + head_len, len - head_len);
-        len -= head_len;
+        /* Final answer: the body follows. */
+        size_t body_len;
+        if (status == 204 || status == 304) {
+            content_length = 0;
+        } else if (content_length < 0 && keep) {
+            snprintf(err, errcap, "answer %ld without Content-Length", status);
+            return RESP_PROTOCOL;
+        }
+        if (content_length > RESP_MAX) {
+            snprintf(err, errcap, "response body over %d bytes", RESP_MAX);
+            return RESP_OVERFLOW;
+        }
+        if (content_length >= 0) {
+            size_t need = head_len + (size_t)content_length;
+            if (len < need)
+                return RESP_MORE;
+            if (len > need) {
+                snprintf(err, errcap, "%zu unexpected bytes after the answer", len - need);
+                return RESP_PROTOCOL;
+            }
+            body_len = (size_t)content_length;
+        } else { /* Connection: close without Content-Length: the body ends at EOF */
+            if (len - head_len > RESP_MAX) {
+                snprintf(err, errcap, "response body over %d bytes", RESP_MAX);
+                return RESP_OVERFLOW;
+            }
+            if (!eof)
+                return RESP_MORE;
+            body_len = len - head_len;
+        }
+        w->status = status;
+        w->keep = keep;
+        w->resp = w->buf + head_len;
+        w->resp_len = body_len;
+        w->resp[body_len] = '\0';
+        return RESP_DONE;
     }
 }
 
-/* Sends one request on w's connection (body NULL for none) and records its latency and
- * status under ep. A reused connection that the server closed before answering is opened
- * again once. Returns the HTTP status with the body in w->resp, or -1 when no answer came
- * (transport error recorded). A non-2xx status is recorded as w's error. */
-static long request(struct worker *w, enum endpoint ep, const char *method, const char *path,
-                    const char *body)
+/* Records a request that got no answer and stops the job. */
+static void conn_error(struct worker *w, const char *err)
 {
-    struct ep_stats *st = &w->ep[ep];
-    const struct options *o = w->opt;
+    w->ep[w->cur].conn_errors++;
+    worker_fail(w, "%s %s%s: %s", w->method, w->opt->url, w->path, err);
+    w->in_flight = 0;
+}
+
+/* Sends the request in w->out from its start, on w's connection or a new one. Returns 0,
+ * or -1 (job stopped, error recorded). */
+static int send_request(struct worker *w)
+{
     char err[ERROR_MAX / 2];
-    long status = 0;
-    int keep = 0;
+    for (;;) {
+        w->reused = w->fd >= 0;
+        w->out_sent = 0;
+        w->in_len = 0;
+        w->got_any = 0;
+        if (!w->reused && conn_open(w, err, sizeof err) != 0)
+            break;
+        if (send_some(w, err, sizeof err) == 0)
+            return 0;
+        conn_close(w);
+        /* A reused connection may have been closed by the server since: once more. */
+        if (!w->reused || w->attempt++ > 0)
+            break;
+    }
+    conn_error(w, err);
+    return -1;
+}
+
+/* Starts a request (body NULL for none): w->out gets the request line, headers and body,
+ * t0 is taken just before it is sent. Returns 0, or -1 (job stopped, error recorded). */
+static int request(struct worker *w, enum endpoint ep, const char *method, const char *body)
+{
+    const struct options *o = w->opt;
     size_t body_len = body == NULL ? 0 : strlen(body);
     int hn;
-    w->resp = w->buf;
-    w->resp_len = 0;
-    w->buf[0] = '\0';
+    w->cur = ep;
+    w->method = method;
     if (body == NULL)
-        hn = snprintf(w->head, sizeof w->head, "%s %s HTTP/1.1\r\nHost: %s\r\n%s\r\n", method,
-                      path, o->authority, o->auth_line);
+        hn = snprintf(w->out, REQ_HEAD_MAX, "%s %s HTTP/1.1\r\nHost: %s\r\n%s\r\n", method,
+                      w->path, o->authority, o->auth_line);
     else
-        hn = snprintf(w->head, sizeof w->head,
+        hn = snprintf(w->out, REQ_HEAD_MAX,
                       "%s %s HTTP/1.1\r\nHost: %s\r\n%sContent-Type: application/json\r\n"
-                      "Content-Length: %zu\r\n\r\n", method, path, o->authority, o->auth_line,
-                      body_len);
-    if (hn < 0 || (size_t)hn >= sizeof w->head) {
-        worker_fail(w, "%s %s%s: request headers over %d bytes", method, o->url, path,
+                      "Content-Length: %zu\r\n\r\n", method, w->path, o->authority,
+                      o->auth_line, body_len);
+    if (hn < 0 || (size_t)hn >= REQ_HEAD_MAX) {
+        worker_fail(w, "%s %s%s: request headers over %d bytes", method, o->url, w->path,
                     REQ_HEAD_MAX);
         return -1;
     }
-    double t0 = now_s();
-    for (int attempt = 0;; attempt++) {
-        int reused = w->fd >= 0, got_any = 0;
-        enum resp_error why = RESP_IO;
-        if (!reused && conn_open(w, err, sizeof err) != 0)
-            goto conn_error;
-        struct iovec iov[2] = {{.iov_base = w->head, .iov_len = (size_t)hn},
-                               {.iov_base = (void *)body, .iov_len = body_len}};
-        if (send_all(w, iov, body_len > 0 ? 2 : 1, err, sizeof err) != 0) {
-            conn_close(w);
-            if (reused && attempt == 0)
-                continue;
-            goto conn_error;
-        }
-        if (read_response(w, &status, &keep, &why, &got_any, err, sizeof err) != 0) {
-            conn_close(w);
-            if (why == RESP_OVERFLOW) {
-                st->conn_errors++;
-                worker_fail(w, "%s %s%s: response body over %d bytes", method, o->url, path,
-                            RESP_MAX);
-                return -1;
-            }
-            if (reused && attempt == 0 && !got_any && why != RESP_PROTOCOL)
-                continue;
-            goto conn_error;
-        }
-        break;
+    if (body_len > 0)
+        memcpy(w->out + hn, body, body_len);
+    w->out_len = (size_t)hn + body_len;
+    w->attempt = 0;
+    w->in_flight = 1;
+    w->t0 = now_s();
+    w->last_io = w->t0;
+    return send_request(w);
+}
+
+/* Reads what w's connection has (readable, or closed). When that completes the answer,
+ * takes the time (w->t_done) and returns 1; the answer is then processed by on_answer,
+ * after every connection of this round of events has been read, so that no answer's
+ * latency includes the processing of another. Returns 0 when more is to come or the
+ * request was sent again on a new connection, -1 when the job stopped on an error. */
+static int on_readable(struct worker *w)
+{
+    const size_t cap = HEAD_MAX + RESP_MAX;
+    char err[ERROR_MAX / 2];
+    int eof = 0;
+    ssize_t n;
+    do
+        n = recv(w->fd, w->buf + w->in_len, cap - w->in_len, 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
+    if (n > 0) {
+        w->in_len += (size_t)n;
+        w->got_any = 1;
+        w->last_io = now_s();
+    } else {
+        eof = 1;
     }
-    double dt = now_s() - t0;
-    if (!keep)
+    if (!w->in_flight) {
+        /* Bytes or a close while no request is out: nothing to answer. */
         conn_close(w);
-    st->count++;
-    if (status >= 0 && status < STATUS_MAX)
-        st->status[status]++;
-    double us = dt * 1e6;
-    samples_add(&st->lat, us >= 4294967295.0 ? UINT32_MAX : (uint32_t)us, &w->rng);
-    if (status < 200 || status > 299)
-        worker_fail(w, "%s %s%s answered %ld: %.300s", method, o->url, path, status, w->resp);
-    return status;
-conn_error:
-    st->conn_errors++;
-    worker_fail(w, "%s %s%s: %s", method, o->url, path, err);
+        return 0;
+    }
+    /* The epoll set is level-triggered: what a short read left comes as another event. */
+    enum resp_state s = parse_response(w, eof, err, sizeof err);
+    if (s == RESP_DONE) {
+        w->t_done = now_s();
+        return 1;
+    }
+    if (s == RESP_MORE && !eof && w->in_len < cap)
+        return 0;
+    if (s == RESP_MORE && !eof)
+        snprintf(err, sizeof err, "response over %zu bytes", cap);
+    else if (s == RESP_MORE && n < 0)
+        snprintf(err, sizeof err, "receive failed: %s", strerror(errno));
+    else if (s == RESP_MORE)
+        snprintf(err, sizeof err, "the server closed the connection %s",
+                 w->got_any ? "mid-answer" : "without answering");
+    conn_close(w);
+    /* A reused connection that was closed before any byte of the answer came: the server
+     * dropped it idle; send the request once more on a new one. */
+    if (s == RESP_MORE && eof && w->reused && w->attempt++ == 0 && !w->got_any)
+        return send_request(w) == 0 ? 0 : -1;
+    conn_error(w, err);
     return -1;
 }
 
@@ -613,8 +639,8 @@ static int dump_json(json_t *j, char out[REQ_MAX])
     return 0;
 }
 
-/* POST /jobs for w. Returns 0, or -1 with the error recorded. */
-static int register_job(struct worker *w)
+/* Starts POST /jobs for w. */
+static void register_job(struct worker *w)
 {
     const struct options *o = w->opt;
     char body[REQ_MAX];
@@ -633,128 +659,212 @@ static int register_job(struct worker *w)
     if (dump_json(spec, body) != 0) {
         worker_fail(w, "cannot build the job spec body (out of memory or over %d bytes)",
                     REQ_MAX);
-        return -1;
+        return;
     }
-    long status = request(w, EP_REGISTER, "POST", "/jobs", body);
-    return status >= 200 && status <= 299 ? 0 : -1;
+    snprintf(w->path, sizeof w->path, "/jobs");
+    w->phase = PH_REGISTER;
+    request(w, EP_REGISTER, "POST", body);
 }
 
-/* GET /jobs/batch_size. Returns 0 with *bs and *trial set (OUT), or -1 (error recorded). */
-static int next_batch_size(struct worker *w, int64_t *bs, int64_t *trial)
+/* Starts the next trial with GET /jobs/batch_size, or ends the job once the run is over. */
+static void next_trial(struct worker *w)
 {
-    char path[TEXT_MAX + 64];
-    json_error_t jerr;
-    json_int_t b = 0, t = 0;
-    int ret = -1;
-    snprintf(path, sizeof path, "/jobs/batch_size?job_id=%s", w->job_id);
-    long status = request(w, EP_NEXT, "GET", path, NULL);
-    if (status < 200 || status > 299)
-        return -1;
-    json_t *root = json_loadb(w->resp, w->resp_len, 0, &jerr);
-    if (root == NULL || json_unpack_ex(root, &jerr, 0, "{s:I, s:I}", "batch_size", &b,
-                                       "trial_number", &t) != 0) {
-        worker_fail(w, "GET /jobs/batch_size: unexpected answer (%s): %.200s", jerr.text,
-                    w->resp);
-        goto out;
+    if (atomic_load(&stop_requested) || now_s() >= deadline_s) {
+        w->phase = PH_DONE;
+        return;
     }
-    *bs = b;
-    *trial = t;
-    ret = 0;
-out:
-    json_decref(root);
-    return ret;
+    snprintf(w->path, sizeof w->path, "/jobs/batch_size?job_id=%s", w->job_id);
+    w->phase = PH_NEXT;
+    request(w, EP_NEXT, "GET", NULL);
 }
 
-/* POST /report. Returns 0 with *stop and *converged set (OUT), or -1 (error recorded). */
-static int report(struct worker *w, int64_t bs, int64_t trial, double time_s, double energy_j,
-                  double metric, int64_t epoch, int *stop, int *converged)
+/* Starts PATCH /trials for the current trial. */
+static void end_trial(struct worker *w)
 {
     char body[REQ_MAX];
-    json_error_t jerr;
-    int ret = -1;
-    json_t *j = json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:I}", "job_id", w->job_id,
-                          "batch_size", (json_int_t)bs, "trial_number", (json_int_t)trial,
-                          "time", time_s, "energy", energy_j, "metric", metric,
-                          "current_epoch", (json_int_t)epoch);
-    if (dump_json(j, body) != 0) {
-        worker_fail(w, "cannot build a report body");
-        return -1;
-    }
-    long status = request(w, EP_REPORT, "POST", "/report", body);
-    if (status < 200 || status > 299)
-        return -1;
-    json_t *root = json_loadb(w->resp, w->resp_len, 0, &jerr);
-    if (root == NULL || json_unpack_ex(root, &jerr, 0, "{s:b, s:b}", "stop_train", stop,
-                                       "converged", converged) != 0) {
-        worker_fail(w, "POST /report: unexpected answer (%s): %.200s", jerr.text, w->resp);
-        goto out;
-    }
-    ret = 0;
-out:
-    json_decref(root);
-    return ret;
-}
-
-/* PATCH /trials. Returns 0, or -1 (error recorded). */
-static int end_trial(struct worker *w, int64_t bs, int64_t trial)
-{
-    char body[REQ_MAX];
-    json_t *j = json_pack("{s:s, s:I, s:I}", "job_id", w->job_id, "batch_size", (json_int_t)bs,
-                          "trial_number", (json_int_t)trial);
+    json_t *j = json_pack("{s:s, s:I, s:I}", "job_id", w->job_id, "batch_size",
+                          (json_int_t)w->bs, "trial_number", (json_int_t)w->trial);
     if (dump_json(j, body) != 0) {
         worker_fail(w, "cannot build a trial id body");
-        return -1;
+        return;
     }
-    long status = request(w, EP_END, "PATCH", "/trials", body);
-    return status >= 200 && status <= 299 ? 0 : -1;
+    snprintf(w->path, sizeof w->path, "/trials");
+    w->phase = PH_END;
+    request(w, EP_END, "PATCH", body);
 }
 
-/* Runs one training recurrence: reports each epoch until the server says stop, then ends
- * the trial. On SIGINT it ends the trial early (the server marks it Failed). Returns 0, or
- * -1 (error recorded) when the job cannot go on. */
-static int run_trial(struct worker *w)
+/* Trains one more epoch of the current trial and starts its POST /report; on SIGINT it ends
+ * the trial early instead (the server marks it Failed). */
+static void next_epoch(struct worker *w)
 {
     const struct options *o = w->opt;
-    int64_t bs, trial;
-    double time_s = 0.0, energy_j = 0.0;
-    int stop = 0, converged = 0;
-    if (next_batch_size(w, &bs, &trial) != 0)
-        return -1;
-    struct bs_model m = model_of(bs, w->job_scale, o->max_power_w);
-    for (int64_t epoch = 1; !stop; epoch++) {
-        if (atomic_load(&stop_requested)) {
-            w->cut++;
-            return end_trial(w, bs, trial);
-        }
-        if (epoch > o->max_epochs + EXTRA_EPOCHS) {
-            worker_fail(w, "trial %" PRId64 " of %s: no stop_train after %" PRId64
-                        " epochs (max_epochs %" PRId64 ")", trial, w->job_id, epoch - 1,
-                        o->max_epochs);
-            return -1;
-        }
-        double epoch_s = m.epoch_s * (0.95 + 0.1 * uniform(&w->rng));
-        time_s += epoch_s;
-        energy_j += epoch_s * m.power_w * (double)o->number_of_gpus;
-        if (report(w, bs, trial, time_s, energy_j, model_metric(&m, epoch), epoch, &stop,
-                   &converged) != 0)
-            return -1;
+    char body[REQ_MAX];
+    if (atomic_load(&stop_requested)) {
+        w->cut++;
+        end_trial(w);
+        return;
     }
-    w->trials++;
-    if (converged)
-        w->converged++;
-    else
-        w->not_converged++;
-    return end_trial(w, bs, trial);
+    w->epoch++;
+    if (w->epoch > o->max_epochs + EXTRA_EPOCHS) {
+        worker_fail(w, "trial %" PRId64 " of %s: no stop_train after %" PRId64
+                    " epochs (max_epochs %" PRId64 ")", w->trial, w->job_id, w->epoch - 1,
+                    o->max_epochs);
+        return;
+    }
+    double epoch_s = w->m.epoch_s * (0.95 + 0.1 * uniform(&w->rng));
+    w->time_s += epoch_s;
+    w->energy_j += epoch_s * w->m.power_w * (double)o->number_of_gpus;
+    json_t *j = json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:I}", "job_id", w->job_id,
+                          "batch_size", (json_int_t)w->bs, "trial_number",
+                          (json_int_t)w->trial, "time", w->time_s, "energy", w->energy_j,
+                          "metric", model_metric(&w->m, w->epoch), "current_epoch",
+                          (json_int_t)w->epoch);
+    if (dump_json(j, body) != 0) {
+        worker_fail(w, "cannot build a report body");
+        return;
+    }
+    snprintf(w->path, sizeof w->path, "/report");
+    w->phase = PH_REPORT;
+    request(w, EP_REPORT, "POST", body);
 }
 
-static void *worker_main(void *arg)
+/* Records the answer that on_readable completed and moves the job on: a job registers,
+ * then per trial gets a batch size, reports one epoch at a time until told to stop, and
+ * ends the trial; it starts no new trial once the run's time is up. */
+static void on_answer(struct worker *w)
 {
-    struct worker *w = arg;
-    if (register_job(w) != 0)
-        return NULL;
-    while (!atomic_load(&stop_requested) && now_s() < deadline_s)
-        if (run_trial(w) != 0)
+    struct ep_stats *st = &w->ep[w->cur];
+    json_error_t jerr;
+    json_t *root = NULL;
+    w->in_flight = 0;
+    if (!w->keep)
+        conn_close(w);
+    st->count++;
+    if (w->status >= 0 && w->status < STATUS_MAX)
+        st->status[w->status]++;
+    double us = (w->t_done - w->t0) * 1e6;
+    samples_add(&st->lat, us >= 4294967295.0 ? UINT32_MAX : (uint32_t)us, &w->rng);
+    if (w->status < 200 || w->status > 299) {
+        worker_fail(w, "%s %s%s answered %ld: %.300s", w->method, w->opt->url, w->path,
+                    w->status, w->resp);
+        return;
+    }
+    switch (w->phase) {
+    case PH_REGISTER:
+    case PH_END:
+        next_trial(w);
+        break;
+    case PH_NEXT: {
+        json_int_t b = 0, t = 0;
+        root = json_loadb(w->resp, w->resp_len, 0, &jerr);
+        if (root == NULL || json_unpack_ex(root, &jerr, 0, "{s:I, s:I}", "batch_size", &b,
+                                           "trial_number", &t) != 0) {
+            worker_fail(w, "GET /jobs/batch_size: unexpected answer (%s): %.200s", jerr.text,
+                        w->resp);
             break;
+        }
+        w->bs = b;
+        w->trial = t;
+        w->m = model_of(b, w->job_scale, w->opt->max_power_w);
+        w->epoch = 0;
+        w->time_s = w->energy_j = 0.0;
+        next_epoch(w);
+        break;
+    }
+    case PH_REPORT: {
+        int stop = 0, converged = 0;
+        root = json_loadb(w->resp, w->resp_len, 0, &jerr);
+        if (root == NULL || json_unpack_ex(root, &jerr, 0, "{s:b, s:b}", "stop_train", &stop,
+                                           "converged", &converged) != 0) {
+            worker_fail(w, "POST /report: unexpected answer (%s): %.200s", jerr.text,
+                        w->resp);
+            break;
+        }
+        if (!stop) {
+            next_epoch(w);
+            break;
+        }
+        w->trials++;
+        if (converged)
+            w->converged++;
+        else
+            w->not_converged++;
+        end_trial(w);
+        break;
+    }
+    case PH_DONE:
+        break;
+    }
+    json_decref(root);
+}
+
+/* Fails the jobs of a thread whose request has seen no byte go out or come in for
+ * IO_TIMEOUT_S. */
+static void check_timeouts(struct worker **jobs, size_t n, double now)
+{
+    char err[64];
+    for (size_t i = 0; i < n; i++) {
+        struct worker *w = jobs[i];
+        if (w->phase == PH_DONE || !w->in_flight || now - w->last_io < IO_TIMEOUT_S)
+            continue;
+        snprintf(err, sizeof err, "no answer within %d s", IO_TIMEOUT_S);
+        conn_close(w);
+        conn_error(w, err);
+    }
+}
+
+/* An event thread: drives its jobs (every T-th of them) until each is done. Each round
+ * reads every ready connection first, taking each answer's time as it completes, then
+ * processes the answers and sends the next requests. */
+static void *thread_main(void *arg)
+{
+    struct ev_thread *th = arg;
+    struct epoll_event evs[EVENTS_MAX];
+    struct worker *ready[EVENTS_MAX];
+    double last_check = now_s();
+    for (size_t i = 0; i < th->n; i++)
+        register_job(th->jobs[i]);
+    for (;;) {
+        size_t active = 0;
+        for (size_t i = 0; i < th->n; i++)
+            active += th->jobs[i]->phase != PH_DONE;
+        if (active == 0)
+            break;
+        int n = epoll_wait(th->epfd, evs, EVENTS_MAX, 1000);
+        if (n < 0 && errno != EINTR) {
+            for (size_t i = 0; i < th->n; i++) {
+                conn_close(th->jobs[i]);
+                worker_fail(th->jobs[i], "epoll_wait failed: %s", strerror(errno));
+            }
+            break;
+        }
+        size_t n_ready = 0;
+        for (int i = 0; i < n; i++) {
+            struct worker *w = evs[i].data.ptr;
+            if (w->phase == PH_DONE || w->fd < 0)
+                continue;
+            if ((evs[i].events & EPOLLOUT) && w->in_flight && w->out_sent < w->out_len) {
+                char err[ERROR_MAX / 2];
+                if (send_some(w, err, sizeof err) != 0) {
+                    conn_close(w);
+                    if (w->reused && w->attempt++ == 0)
+                        send_request(w);
+                    else
+                        conn_error(w, err);
+                    continue;
+                }
+            }
+            if ((evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && on_readable(w) == 1)
+                ready[n_ready++] = w;
+        }
+        for (size_t i = 0; i < n_ready; i++)
+            on_answer(ready[i]);
+        double now = now_s();
+        if (now - last_check >= 1.0) {
+            check_timeouts(th->jobs, th->n, now);
+            last_check = now;
+        }
+    }
     return NULL;
 }
 
@@ -892,7 +1002,9 @@ static void usage(FILE *f)
             "(2 on a usage error).\n"
             "  --url URL               server, http://HOST:PORT with HOST an IPv4 address,\n"
             "                          localhost or [IPv6 address] (http://127.0.0.1:8000)\n"
-            "  --jobs K                concurrent jobs, one thread each (4; at most %d)\n"
+            "  --jobs K                concurrent jobs (4; at most %d)\n"
+            "  --threads T             event threads driving the jobs, each job on one of\n"
+            "                          them (1; at most %d, and at most K)\n"
             "  --duration S            seconds to start new trials for (10)\n"
             "  --seed N                seed of the synthetic training model (1)\n"
             "  --token T               bearer token (default: $ZEUS_BSO_API_TOKEN)\n"
@@ -907,7 +1019,7 @@ static void usage(FILE *f)
             "  --window-size N         (10)\n"
             "Job k registers job_id load<k>-<run nonce> with job_id_prefix load<k> and\n"
             "mab_seed k.\n",
-            MAX_JOBS);
+            MAX_JOBS, MAX_THREADS);
 }
 
 /* Parses a whole decimal integer in [lo, hi]. Returns 0, or -1 when text is not one. */
@@ -1017,11 +1129,12 @@ static int parse_url(struct options *o)
 /* Fills o from argv. Returns 0 to run, 1 after --help, or -1 after printing a usage error. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    enum { O_URL = 256, O_JOBS, O_DURATION, O_SEED, O_TOKEN, O_BS, O_DEFAULT, O_EPOCHS,
+    enum { O_URL = 256, O_JOBS, O_THREADS, O_DURATION, O_SEED, O_TOKEN, O_BS, O_DEFAULT, O_EPOCHS,
            O_BETA, O_ETA, O_POWER, O_GPUS, O_MODEL, O_WINDOW, O_HELP };
     static const struct option longopts[] = {
         {"url", required_argument, NULL, O_URL},
         {"jobs", required_argument, NULL, O_JOBS},
+        {"threads", required_argument, NULL, O_THREADS},
         {"duration", required_argument, NULL, O_DURATION},
         {"seed", required_argument, NULL, O_SEED},
         {"token", required_argument, NULL, O_TOKEN},
@@ -1045,6 +1158,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     memset(o, 0, sizeof *o);
     strcpy(o->url, "http://127.0.0.1:8000");
     o->jobs = 4;
+    o->threads = 1;
     o->duration_s = 10.0;
     o->seed = 1;
     memcpy(o->batch_sizes, default_bs, sizeof default_bs);
@@ -1070,6 +1184,10 @@ static int parse_options(int argc, char **argv, struct options *o)
         case O_JOBS:
             bad = parse_int(optarg, 1, MAX_JOBS, &v) != 0;
             o->jobs = (long)v;
+            break;
+        case O_THREADS:
+            bad = parse_int(optarg, 1, MAX_THREADS, &v) != 0;
+            o->threads = (long)v;
             break;
         case O_DURATION:
             bad = parse_num(optarg, 0.001, 86400.0, &o->duration_s) != 0;
@@ -1134,6 +1252,8 @@ static int parse_options(int argc, char **argv, struct options *o)
     }
     if (bad)
         return -1;
+    if (o->threads > o->jobs)
+        o->threads = o->jobs;
     size_t len = strlen(o->url);
     while (len > 7 && o->url[len - 1] == '/')
         o->url[--len] = '\0';
@@ -1156,11 +1276,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 int main(int argc, char **argv)
 {
     struct options opt;
-    struct worker *ws = NULL;
+    struct worker *ws = NULL, **jobs = NULL;
+    struct ev_thread *ths = NULL;
     struct sigaction sa;
     char nonce[16];
     int ret = 1, fatal = 0, shown = 0;
-    long k;
+    long k, t;
     int parsed = parse_options(argc, argv, &opt);
     if (parsed != 0)
         return parsed > 0 ? 0 : 2;
@@ -1172,42 +1293,63 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
 
     ws = calloc((size_t)opt.jobs, sizeof *ws);
-    if (ws == NULL) {
+    jobs = calloc((size_t)opt.jobs, sizeof *jobs);
+    ths = calloc((size_t)opt.threads, sizeof *ths);
+    if (ws == NULL || jobs == NULL || ths == NULL) {
         fprintf(stderr, "zbso-loadgen: out of memory for %ld jobs\n", opt.jobs);
         goto out;
     }
     for (k = 0; k < opt.jobs; k++)
         ws[k].fd = -1;
+    for (t = 0; t < opt.threads; t++)
+        ths[t].epfd = -1;
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     uint64_t nonce_state = (uint64_t)rt.tv_sec * 1000000000ULL + (uint64_t)rt.tv_nsec
                            + ((uint64_t)getpid() << 32);
     snprintf(nonce, sizeof nonce, "%08" PRIx32, (uint32_t)splitmix64(&nonce_state));
-    printf("zbso-loadgen: %ld jobs for %.1f s against %s (seed %" PRIu64 ", run %s)\n",
-           opt.jobs, opt.duration_s, opt.url, opt.seed, nonce);
+    printf("zbso-loadgen: %ld jobs on %ld event thread%s for %.1f s against %s (seed %" PRIu64
+           ", run %s)\n", opt.jobs, opt.threads, opt.threads == 1 ? "" : "s", opt.duration_s,
+           opt.url, opt.seed, nonce);
     fflush(stdout);
 
+    /* Thread t drives jobs t, t + T, t + 2T, ...: jobs[] holds them thread by thread. */
+    size_t next = 0;
+    for (t = 0; t < opt.threads; t++) {
+        ths[t].jobs = jobs + next;
+        for (k = t; k < opt.jobs; k += opt.threads)
+            ths[t].jobs[ths[t].n++] = &ws[k];
+        next += ths[t].n;
+        ths[t].epfd = epoll_create1(EPOLL_CLOEXEC);
+        if (ths[t].epfd < 0) {
+            fprintf(stderr, "zbso-loadgen: epoll_create1 failed: %s\n", strerror(errno));
+            goto out;
+        }
+    }
     double start = now_s();
     deadline_s = start + opt.duration_s;
     for (k = 0; k < opt.jobs; k++) {
         struct worker *w = &ws[k];
         w->k = (int)k;
         w->opt = &opt;
+        w->epfd = ths[k % opt.threads].epfd;
         snprintf(w->prefix, sizeof w->prefix, "load%ld", k);
         snprintf(w->job_id, sizeof w->job_id, "load%ld-%s", k, nonce);
         w->rng = opt.seed * 0x9e3779b97f4a7c15ULL + (uint64_t)k;
         w->job_scale = 0.8 + 0.4 * uniform(&w->rng);
-        if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
-            fprintf(stderr, "zbso-loadgen: cannot start thread %ld; stopping\n", k);
+    }
+    for (t = 0; t < opt.threads; t++) {
+        if (pthread_create(&ths[t].tid, NULL, thread_main, &ths[t]) != 0) {
+            fprintf(stderr, "zbso-loadgen: cannot start thread %ld; stopping\n", t);
             atomic_store(&stop_requested, 1);
             fatal = 1;
             break;
         }
-        w->started = 1;
+        ths[t].started = 1;
     }
-    for (k = 0; k < opt.jobs; k++)
-        if (ws[k].started)
-            pthread_join(ws[k].tid, NULL);
+    for (t = 0; t < opt.threads; t++)
+        if (ths[t].started)
+            pthread_join(ths[t].tid, NULL);
     double elapsed = now_s() - start;
 
     printf("elapsed %.3f s\n", elapsed);
@@ -1230,6 +1372,12 @@ out:
     if (ws != NULL)
         for (k = 0; k < opt.jobs; k++)
             worker_close(&ws[k]);
+    if (ths != NULL)
+        for (t = 0; t < opt.threads; t++)
+            if (ths[t].epfd >= 0)
+                close(ths[t].epfd);
+    free(ths);
+    free(jobs);
     free(ws);
     return ret;
 }
