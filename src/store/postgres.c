@@ -178,6 +178,9 @@ typedef struct pg_store {
     const char *conn_values[PGURL_PARAMS_MAX + 7];
     char shown[PG_SHOWN_MAX];    /* the URL with its password masked, for messages */
     bool echo_sql;
+    /* The database's synchronous_commit is off: each connection sets it on, since an
+     * answer may only rest on a durable commit (SPEC §3.7). Set once by pg_open. */
+    bool force_sync_commit;
     store_txn_ops read_ops;      /* pg_ops with writes refused */
 
     pthread_mutex_t mu;          /* guards the four fields below */
@@ -944,8 +947,57 @@ static int conn_open(pg_store *st, pg_conn **out, zbso_err *err)
                        msg);
     }
     PQsetNoticeProcessor(c->db, notice_cb, NULL);
+    if (st->force_sync_commit) {
+        PGresult *r = PQexec(c->db, "SET synchronous_commit = on");
+        bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+        if (!ok)
+            result_message(c->db, r, msg, sizeof msg);
+        PQclear(r);
+        if (!ok) {
+            PQfinish(c->db);
+            free(c);
+            return err_set(err, ZBSO_EUNAVAIL, "cannot set synchronous_commit on %s: %s",
+                           st->shown, msg);
+        }
+    }
     *out = c;
     return 0;
+}
+
+/* Reads the server's durability settings on a new store's first connection: with fsync
+ * off nothing is durable, which only the server's owner can change (a warning); with
+ * synchronous_commit off, this store's connections set it on (c's included). Returns 0
+ * or ZBSO_EUNAVAIL. */
+static int check_durability(pg_store *st, pg_conn *c, zbso_err *err)
+{
+    char msg[384];
+    int rc = 0;
+    PGresult *r = PQexec(c->db, "SELECT current_setting('fsync'),"
+                                " current_setting('synchronous_commit'), version()");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+        result_message(c->db, r, msg, sizeof msg);
+        rc = err_set(err, ZBSO_EUNAVAIL, "cannot read the settings of %s: %s", st->shown, msg);
+        goto out;
+    }
+    log_debug("database %s: %s", st->shown, PQgetvalue(r, 0, 2));
+    if (strcmp(PQgetvalue(r, 0, 0), "off") == 0)
+        log_warn("database %s runs with fsync off: its commits are not durable, whatever"
+                 " zbso does", st->shown);
+    if (strcmp(PQgetvalue(r, 0, 1), "off") == 0) {
+        log_warn("database %s defaults to synchronous_commit off; zbso sets it on for its"
+                 " connections", st->shown);
+        st->force_sync_commit = true;
+        PQclear(r);
+        r = PQexec(c->db, "SET synchronous_commit = on");
+        if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+            result_message(c->db, r, msg, sizeof msg);
+            rc = err_set(err, ZBSO_EUNAVAIL, "cannot set synchronous_commit on %s: %s",
+                         st->shown, msg);
+        }
+    }
+out:
+    PQclear(r);
+    return rc;
 }
 
 static void conn_close(pg_conn *c)
@@ -1308,9 +1360,10 @@ static int pg_open(const char *url, const store_options *opt, store **out, zbso_
 
     if ((rc = pool_get(st, &c, err)) < 0)
         goto out;
-    const char *sc = PQparameterStatus(c->db, "server_version");
-    log_debug("database %s: PostgreSQL %s", st->shown, sc != NULL ? sc : "?");
-    pool_put(st, c, false);
+    rc = check_durability(st, c, err);
+    pool_put(st, c, rc < 0);
+    if (rc < 0)
+        goto out;
     if ((rc = check_schema(st, opt, err)) < 0)
         goto out;
     *out = &st->base;

@@ -737,36 +737,80 @@ static void test_user_and_password(void **state)
     assert_non_null(strstr(err.msg, "sslmode"));
 }
 
+/* Sends stderr (the log) to a temp file until capture_end, which reads it into text. */
+typedef struct capture {
+    char path[32];
+    int fd, saved;
+} capture;
+
+static void capture_start(capture *c)
+{
+    snprintf(c->path, sizeof c->path, "/tmp/zbso-pg-log-XXXXXX");
+    c->fd = mkstemp(c->path);
+    assert_true(c->fd >= 0);
+    fflush(stderr);
+    c->saved = dup(2);
+    assert_true(c->saved >= 0);
+    assert_true(dup2(c->fd, 2) >= 0);
+}
+
+static void capture_end(capture *c, char *text, size_t cap)
+{
+    fflush(stderr);
+    dup2(c->saved, 2);
+    close(c->saved);
+    ssize_t n = pread(c->fd, text, cap - 1, 0);
+    close(c->fd);
+    unlink(c->path);
+    text[n > 0 ? n : 0] = '\0';
+}
+
 /* echo_sql logs every statement at INFO, as sqlite does. */
 static void test_echo_sql(void **state)
 {
-    char path[] = "/tmp/zbso-pg-echo-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    fflush(stderr);
-    int saved = dup(2);
-    assert_true(saved >= 0);
-    assert_true(dup2(fd, 2) >= 0);
+    capture cap;
+    char text[16384];
+    capture_start(&cap);
     store *st = open_store(&(store_options){.create_if_empty = true, .echo_sql = true});
     get_arg g = {.id = "echoed-id"};
     zbso_err err = {0};
     int rc = store_exec_read(st, u_get, &g, &err);
     store_close(st);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
+    capture_end(&cap, text, sizeof text);
     assert_int_equal(rc, ZBSO_ENOTFOUND);
-    char text[16384];
-    ssize_t n = pread(fd, text, sizeof text - 1, 0);
-    close(fd);
-    unlink(path);
-    assert_true(n > 0);
-    text[n] = '\0';
     assert_non_null(strstr(text, "INFO sql: CREATE TABLE jobs"));
     assert_non_null(strstr(text, "INFO sql: BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
     assert_non_null(strstr(text, "INFO sql: SELECT job_id, job_id_prefix"));
     assert_non_null(strstr(text, "$1='echoed-id'"));
     assert_null(strstr(text, getenv("ZBSO_PG_PASSWORD")));
+}
+
+/* A database whose default is synchronous_commit = off: the store says so and turns it
+ * on for its own connections (answers rest on durable commits), which
+ * pg_stat_activity's view of its backends cannot show, so the log must. */
+static void test_synchronous_commit_forced_on(void **state)
+{
+    capture cap;
+    char text[16384], sql[128];
+    zbso_err err = {0};
+    zbso_job j;
+    snprintf(sql, sizeof sql, "ALTER DATABASE %s SET synchronous_commit = off", g_name);
+    assert_int_equal(pg_sql("zbso", sql), 0);
+    capture_start(&cap);
+    store *st = open_store(NULL);
+    make_job(&j, "durable");
+    int rc = store_exec(st, u_insert, &j, &err);
+    store_close(st);
+    capture_end(&cap, text, sizeof text);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(text, "synchronous_commit off; zbso sets it on"));
+    /* and with the default on, nothing is said */
+    assert_int_equal(pg_fresh_db(g_name, g_url, sizeof g_url), 0);
+    capture_start(&cap);
+    st = open_store(NULL);
+    store_close(st);
+    capture_end(&cap, text, sizeof text);
+    assert_null(strstr(text, "synchronous_commit"));
 }
 
 /* ---- outage ---- */
@@ -911,6 +955,7 @@ int main(void)
         cmocka_unit_test_setup(test_migrate_sql, fresh),
         cmocka_unit_test_setup(test_user_and_password, fresh),
         cmocka_unit_test_setup(test_echo_sql, fresh),
+        cmocka_unit_test_setup(test_synchronous_commit_forced_on, fresh),
         /* last: it stops and restarts the server */
         cmocka_unit_test_setup(test_unavailable_then_reconnects, fresh),
     };
