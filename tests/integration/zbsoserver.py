@@ -120,28 +120,30 @@ _pg_names = itertools.count(1)
 
 
 class PgDatabase:
-    """A fresh, empty database of the PostgreSQL that tests/pg/with_pg.sh runs, created by
-    its pgctl.sh and dropped by close(). Read with psql (ZBSO_PG_BIN) as JSON, so values
-    come back with their types."""
+    """A fresh, empty database of the PostgreSQL that tests/pg/with_pg.sh runs, made by
+    CREATE DATABASE on $ZBSO_PG_URL and dropped by close(). Read with psql (ZBSO_PG_BIN),
+    rows as JSON so values come back with their types."""
 
     kind = "postgresql"
 
     def __init__(self):
         require_backend()
         self.name = f"zbso_it_{os.getpid()}_{next(_pg_names)}"
-        r = subprocess.run([os.environ["ZBSO_PG_CTL"], "createdb", self.name],
-                           capture_output=True, text=True, timeout=PSQL_TIMEOUT_S)
-        if r.returncode != 0 or not r.stdout.startswith("postgresql://"):
-            raise AssertionError(f"createdb {self.name} failed: {r.stdout}{r.stderr}")
-        self.url = r.stdout.strip()
+        self.admin_url = os.environ["ZBSO_PG_URL"]
+        base, sep, _ = self.admin_url.rpartition("/")
+        if not sep or not base.startswith("postgresql://"):
+            raise AssertionError(f"ZBSO_PG_URL={self.admin_url!r} is not postgresql://.../DB")
+        self.url = f"{base}/{self.name}"
+        self.dropped = True
+        self.psql(f"CREATE DATABASE {self.name}", url=self.admin_url)
         self.dropped = False
 
-    def psql(self, sql, timeout=PSQL_TIMEOUT_S):
-        """Runs sql with psql (unaligned, tuples only); returns its output. Raises
-        AssertionError with psql's message on failure."""
+    def psql(self, sql, timeout=PSQL_TIMEOUT_S, url=None):
+        """Runs sql with psql (unaligned, tuples only) on this database (or url); returns
+        its output. Raises AssertionError with psql's message on failure."""
         psql = os.path.join(os.environ["ZBSO_PG_BIN"], "psql")
         r = subprocess.run([psql, "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1",
-                            "-d", self.url, "-c", sql],
+                            "-d", url or self.url, "-c", sql],
                            capture_output=True, text=True, timeout=timeout,
                            env=clean_env({"PGCONNECT_TIMEOUT": "10"}))
         if r.returncode != 0:
@@ -172,11 +174,11 @@ class PgDatabase:
             f'(SELECT * FROM "{table}" ORDER BY {order_by}) x')
 
     def close(self):
+        """Drops the database, cutting off its connections (a killed server's included)."""
         if self.dropped:
             return
         self.dropped = True
-        subprocess.run([os.environ["ZBSO_PG_CTL"], "dropdb", self.name],
-                       capture_output=True, timeout=PSQL_TIMEOUT_S)
+        self.psql(f"DROP DATABASE {self.name} WITH (FORCE)", url=self.admin_url)
 
 
 def new_database(tmpdir, db_name="x.db"):
