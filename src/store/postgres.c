@@ -168,6 +168,9 @@ static const struct {
 typedef struct pg_conn {
     PGconn *db;
     bool prepared[S_COUNT];
+    /* The COMMIT or ROLLBACK that ended the last unit is sent, its result not read yet:
+     * nobody waits on the end of a read unit or of a failed one. */
+    bool end_pending;
     struct pg_conn *next_free;
 } pg_conn;
 
@@ -1008,21 +1011,45 @@ static void conn_close(pg_conn *c)
     }
 }
 
+/* Reads the result of the COMMIT or ROLLBACK that txn_end sent without waiting. Returns
+ * false when the connection turned out lost or out of step. */
+static bool conn_settle(pg_conn *c)
+{
+    bool ok = true;
+    PGresult *r;
+    while ((r = PQgetResult(c->db)) != NULL) {
+        ok = ok && PQresultStatus(r) == PGRES_COMMAND_OK;
+        PQclear(r);
+    }
+    c->end_pending = false;
+    return ok && PQstatus(c->db) == CONNECTION_OK && PQtransactionStatus(c->db) == PQTRANS_IDLE;
+}
+
 /* Takes a connection from the pool, opening one while fewer than PG_POOL_MAX exist, else
- * waiting for one to come back. Returns 0 with *out, or conn_open's failure. */
+ * waiting for one to come back; a pooled one whose last unit's end failed is closed and
+ * the next one taken. Returns 0 with *out, or conn_open's failure. */
 static int pool_get(pg_store *st, pg_conn **out, zbso_err *err)
 {
     int rc = 0;
-    pthread_mutex_lock(&st->mu);
-    while (st->free_conns == NULL && st->n_open == PG_POOL_MAX)
-        pthread_cond_wait(&st->cv, &st->mu);
-    pg_conn *c = st->free_conns;
-    if (c != NULL) {
+    for (;;) {
+        pthread_mutex_lock(&st->mu);
+        while (st->free_conns == NULL && st->n_open == PG_POOL_MAX)
+            pthread_cond_wait(&st->cv, &st->mu);
+        pg_conn *c = st->free_conns;
+        if (c == NULL)
+            break;
         st->free_conns = c->next_free;
         st->n_free--;
         pthread_mutex_unlock(&st->mu);
-        *out = c;
-        return 0;
+        if (!c->end_pending || conn_settle(c)) {
+            *out = c;
+            return 0;
+        }
+        conn_close(c);
+        pthread_mutex_lock(&st->mu);
+        st->n_open--;
+        pthread_cond_signal(&st->cv);
+        pthread_mutex_unlock(&st->mu);
     }
     /* Count the new connection now, so that connecting needs no lock held. */
     st->n_open++;
@@ -1042,7 +1069,7 @@ static int pool_get(pg_store *st, pg_conn **out, zbso_err *err)
 static void pool_put(pg_store *st, pg_conn *c, bool broken)
 {
     if (broken || PQstatus(c->db) != CONNECTION_OK ||
-        PQtransactionStatus(c->db) != PQTRANS_IDLE) {
+        (!c->end_pending && PQtransactionStatus(c->db) != PQTRANS_IDLE)) {
         conn_close(c);
         c = NULL;
     }
@@ -1060,16 +1087,30 @@ static void pool_put(pg_store *st, pg_conn *c, bool broken)
 
 /* ---- units of work ---- */
 
-/* Ends t's transaction: COMMIT when commit is set (and checks that PostgreSQL committed,
- * not rolled back), else ROLLBACK; returns the connection to the pool. Returns 0, or
- * the commit's translated failure (ZBSO_EUNAVAIL when the connection was lost during the
- * commit: its outcome is then unknown, which the message says). */
+/* Sends sql (COMMIT or ROLLBACK) to end t's transaction without waiting for its result,
+ * which pool_get reads before the connection's next use. */
+static void txn_end_async(pg_store *st, pg_txn *t, const char *sql)
+{
+    if (st->echo_sql)
+        log_info("sql: %s", sql);
+    if (PQsendQuery(t->c->db, sql))
+        t->c->end_pending = true;
+    else
+        t->broken = true;
+}
+
+/* Ends t's transaction and returns the connection to the pool: a read-write unit that
+ * succeeded with COMMIT, waiting for it (the answer rests on it) and checking that
+ * PostgreSQL committed, not rolled back; a read unit with COMMIT and a failed unit with
+ * ROLLBACK, without waiting (nothing rests on those). Returns 0, or the commit's
+ * translated failure (ZBSO_EUNAVAIL when the connection was lost during the commit: its
+ * outcome is then unknown, which the message says). */
 static int txn_end(pg_store *st, pg_txn *t, bool commit, zbso_err *err)
 {
     int rc = 0;
-    if (!t->begun) {
-        /* The unit sent nothing: there is no transaction to end. */
-    } else if (commit) {
+    if (!t->begun || t->broken) {
+        /* Nothing was sent, or nothing more can be: no transaction to end here. */
+    } else if (commit && !t->read_only) {
         if (st->echo_sql)
             log_info("sql: COMMIT");
         PGresult *r = PQexec(t->c->db, "COMMIT");
@@ -1083,13 +1124,8 @@ static int txn_end(pg_store *st, pg_txn *t, bool commit, zbso_err *err)
                          st->shown, PQcmdStatus(r));
         }
         PQclear(r);
-    } else if (!t->broken) {
-        if (st->echo_sql)
-            log_info("sql: ROLLBACK");
-        PGresult *r = PQexec(t->c->db, "ROLLBACK");
-        if (PQresultStatus(r) != PGRES_COMMAND_OK)
-            t->broken = true;
-        PQclear(r);
+    } else {
+        txn_end_async(st, t, commit ? "COMMIT" : "ROLLBACK");
     }
     pool_put(st, t->c, t->broken);
     t->c = NULL;
