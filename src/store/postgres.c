@@ -250,7 +250,8 @@ static void result_message(PGconn *db, const PGresult *r, char *out, size_t cap)
 
 /* Records a failed statement in t and err. Translates: a lost connection, a shutdown or
  * a retryable conflict is ZBSO_EUNAVAIL; unique_violation ZBSO_ECONFLICT;
- * foreign_key_violation ZBSO_ENOTFOUND (the parent job is missing); insufficient
+ * foreign_key_violation ZBSO_ENOTFOUND (the parent job is missing); a data exception
+ * (22xxx, e.g. bytes invalid in the database's encoding) ZBSO_EINVAL; insufficient
  * resources (53xxx), lock or statement timeouts ZBSO_EUNAVAIL; the rest ZBSO_ESTORE.
  * Returns the code. */
 static int txn_fail(pg_txn *t, const PGresult *r, const char *what, const char *job_id,
@@ -270,6 +271,11 @@ static int txn_fail(pg_txn *t, const PGresult *r, const char *what, const char *
         code = ZBSO_ECONFLICT;
     } else if (state != NULL && strcmp(state, "23503") == 0) {
         code = ZBSO_ENOTFOUND;
+    } else if (state != NULL && strncmp(state, "22", 2) == 0) {
+        /* A value the database cannot take, such as a job id that is not valid in its
+         * encoding; the message leaves the id out, since it may not be printable. */
+        code = ZBSO_EINVAL;
+        job_id = NULL;
     } else if (state != NULL && (strncmp(state, "53", 2) == 0 || strcmp(state, "55P03") == 0 ||
                                  strcmp(state, "57014") == 0)) {
         code = ZBSO_EUNAVAIL;

@@ -475,6 +475,28 @@ static void test_insert_race_reruns_the_unit(void **state)
     pthread_mutex_destroy(&r.mu);
 }
 
+/* A job id that is not valid UTF-8 (the database's encoding) is bad input, not a database
+ * failure, and the store goes on working. */
+static void test_id_invalid_in_encoding(void **state)
+{
+    store *st = open_store(NULL);
+    zbso_err err = {0};
+    get_arg g = {.id = "bad-\xff-id"};
+    assert_int_equal(store_exec_read(st, u_get, &g, &err), ZBSO_EINVAL);
+    assert_non_null(strstr(err.msg, "UTF8"));
+    assert_null(strstr(err.msg, "\xff"));
+    assert_int_equal(store_exec(st, u_get, &g, &err), ZBSO_EINVAL);
+    zbso_job j;
+    make_job(&j, "bad-\xfe");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), ZBSO_EINVAL);
+    g.id = "fine";
+    assert_int_equal(store_exec_read(st, u_get, &g, &err), ZBSO_ENOTFOUND);
+    make_job(&j, "fine");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    assert_int_equal(store_exec(st, u_get, &g, &err), 0);
+    store_close(st);
+}
+
 /* ---- schema ---- */
 
 static const store_backend *pg_backend(void)
@@ -948,6 +970,7 @@ int main(void)
         cmocka_unit_test_setup(test_replicas_issue_unique_trial_numbers, fresh),
         cmocka_unit_test_setup(test_register_race, fresh),
         cmocka_unit_test_setup(test_insert_race_reruns_the_unit, fresh),
+        cmocka_unit_test_setup(test_id_invalid_in_encoding, fresh),
         cmocka_unit_test_setup(test_schema_created_on_empty_database, fresh),
         cmocka_unit_test_setup(test_older_schema_refused_then_migrated, fresh),
         cmocka_unit_test_setup(test_newer_and_foreign_schemas_refused, fresh),
