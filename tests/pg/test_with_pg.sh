@@ -2,7 +2,8 @@
 # test_with_pg.sh: with_pg.sh itself: the command's exit status comes back, the server is
 # reachable with the exported password (and not without it), a database made by pgctl.sh
 # is empty, the server is stopped and its dir removed afterwards (also when with_pg.sh is
-# killed by SIGTERM), and a missing PostgreSQL fails loudly instead of skipping.
+# killed by SIGTERM, or by SIGKILL through its watchdog), and a missing PostgreSQL fails
+# loudly instead of skipping.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -52,6 +53,26 @@ wait "$pid" || status=$?
 [[ ! -e "$data" ]] || fail "data dir $data was left behind after SIGTERM"
 if "$bin/pg_isready" -q -h 127.0.0.1 -p "$port"; then
     fail "the server on port $port still runs after SIGTERM"
+fi
+
+# SIGKILL to with_pg.sh (no trap runs): its watchdog stops the server and removes the dir
+"$here/with_pg.sh" bash -c 'echo "$ZBSO_PG_DATA $ZBSO_PG_PORT $$" >"$1/facts3"; sleep 60' x "$tmp" &
+pid=$!
+for _ in $(seq 100); do
+    [[ -s "$tmp/facts3" ]] && break
+    sleep 0.1
+done
+read -r data port inner_pid <"$tmp/facts3" || fail "no facts from the SIGKILLed run"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null || true
+kill -TERM "$inner_pid" 2>/dev/null || true
+for _ in $(seq 150); do
+    [[ -e "$data" ]] || break
+    sleep 0.1
+done
+[[ ! -e "$data" ]] || fail "data dir $data was left behind after SIGKILL"
+if "$bin/pg_isready" -q -h 127.0.0.1 -p "$port"; then
+    fail "the server on port $port still runs after SIGKILL"
 fi
 
 # no PostgreSQL: a loud failure, and the command never runs

@@ -87,6 +87,20 @@ if ((${#as_pg[@]} > 0)); then
 fi
 chmod 700 "$dir"
 
+# A watchdog in a session of its own: when this script dies without its trap (SIGKILL
+# from a test runner's timeout), it still stops the server and removes the dir. Its
+# output goes nowhere, so that nobody waits on a pipe it holds.
+setsid bash -c '
+    while kill -0 "$1" 2>/dev/null; do sleep 1; done
+    if [[ -f "$2/data/postmaster.pid" ]]; then
+        if [[ $(id -u) -eq 0 ]]; then
+            runuser -u postgres -- "$3/pg_ctl" -D "$2/data" -m immediate -w stop
+        else
+            "$3/pg_ctl" -D "$2/data" -m immediate -w stop
+        fi
+    fi
+    rm -rf "$2"' with_pg_watchdog "$$" "$dir" "$bin" </dev/null >/dev/null 2>&1 &
+
 user=zbso
 password="$(head -c 24 /dev/urandom | base64 | tr -d '/+=' | head -c 24)"
 (umask 077 && printf '%s\n' "$password" >"$dir/pwfile")
