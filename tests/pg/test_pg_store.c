@@ -475,6 +475,71 @@ static void test_insert_race_reruns_the_unit(void **state)
     pthread_mutex_destroy(&r.mu);
 }
 
+/* Two units lock two jobs in opposite orders: PostgreSQL breaks the deadlock by failing
+ * one (40P01), whose unit then runs again and succeeds; neither caller sees an error. */
+typedef struct deadlock_case {
+    store *st;
+    pthread_barrier_t both_locked;
+    int runs[2];
+    int rc[2];
+} deadlock_case;
+
+typedef struct deadlock_arg {
+    deadlock_case *c;
+    int who;
+} deadlock_arg;
+
+static int u_lock_two(store_txn *t, void *argp, zbso_err *err)
+{
+    deadlock_arg *a = argp;
+    const char *first = a->who == 0 ? "dl-x" : "dl-y", *second = a->who == 0 ? "dl-y" : "dl-x";
+    zbso_job j;
+    int rc = store_job_get(t, first, true, &j, err);
+    if (rc < 0)
+        return rc;
+    if (a->c->runs[a->who]++ == 0)
+        pthread_barrier_wait(&a->c->both_locked); /* the first run only */
+    if ((rc = store_job_get(t, second, true, &j, err)) < 0)
+        return rc;
+    j.num_trials++;
+    return store_job_update(t, &j, err);
+}
+
+static void *deadlock_main(void *argp)
+{
+    deadlock_arg *a = argp;
+    zbso_err err = {0};
+    a->c->rc[a->who] = store_exec(a->c->st, u_lock_two, a, &err);
+    return NULL;
+}
+
+static void test_deadlock_reruns_the_unit(void **state)
+{
+    char sql[128];
+    zbso_err err = {0};
+    zbso_job j;
+    snprintf(sql, sizeof sql, "ALTER DATABASE %s SET deadlock_timeout = '100ms'", g_name);
+    assert_int_equal(pg_sql("zbso", sql), 0);
+    deadlock_case c = {.st = open_store(NULL), .rc = {-100, -100}};
+    make_job(&j, "dl-x");
+    assert_int_equal(store_exec(c.st, u_insert, &j, &err), 0);
+    make_job(&j, "dl-y");
+    assert_int_equal(store_exec(c.st, u_insert, &j, &err), 0);
+    pthread_barrier_init(&c.both_locked, NULL, 2);
+    deadlock_arg args[2] = {{&c, 0}, {&c, 1}};
+    pthread_t tid[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&tid[i], NULL, deadlock_main, &args[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(tid[i], NULL);
+    pthread_barrier_destroy(&c.both_locked);
+    assert_int_equal(c.rc[0], 0);
+    assert_int_equal(c.rc[1], 0);
+    assert_int_equal(c.runs[0] + c.runs[1], 3); /* one of them ran twice */
+    assert_int_equal(query_int("SELECT sum(num_trials) FROM jobs"), 2);
+    store_close(c.st);
+}
+
 /* A job id that is not valid UTF-8 (the database's encoding) is bad input, not a database
  * failure, and the store goes on working. */
 static void test_id_invalid_in_encoding(void **state)
@@ -970,6 +1035,7 @@ int main(void)
         cmocka_unit_test_setup(test_replicas_issue_unique_trial_numbers, fresh),
         cmocka_unit_test_setup(test_register_race, fresh),
         cmocka_unit_test_setup(test_insert_race_reruns_the_unit, fresh),
+        cmocka_unit_test_setup(test_deadlock_reruns_the_unit, fresh),
         cmocka_unit_test_setup(test_id_invalid_in_encoding, fresh),
         cmocka_unit_test_setup(test_schema_created_on_empty_database, fresh),
         cmocka_unit_test_setup(test_older_schema_refused_then_migrated, fresh),
