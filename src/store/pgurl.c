@@ -193,9 +193,18 @@ void pgurl_mask(const char *url, char *out, size_t cap)
     }
     const char *p = url;
     while (p < end) {
-        if (p == u.pw || p == u.odd_port) {
+        /* Each span is masked once and then forgotten: an empty one (a password given as
+         * "user:@") ends where it starts, and must not be found again. */
+        if (p == u.pw) {
             put_str(out, cap, &len, "***");
-            p = p == u.pw ? u.pw_end : u.odd_port_end;
+            p = u.pw_end;
+            u.pw = NULL;
+            continue;
+        }
+        if (p == u.odd_port) {
+            put_str(out, cap, &len, "***");
+            p = u.odd_port_end;
+            u.odd_port = NULL;
             continue;
         }
         if (p == u.query) {

@@ -256,6 +256,11 @@ static void test_mask(void **state)
     assert_string_equal(out, "postgresql://u:*");
     pgurl_mask(NULL, out, sizeof out);
     assert_string_equal(out, "");
+    /* an empty password is masked once, not forever (the fuzz finding: an endless loop) */
+    pgurl_mask("postgresql://zeus:@db.example.com/zeus", out, sizeof out);
+    assert_string_equal(out, "postgresql://zeus:***@db.example.com/zeus");
+    pgurl_mask("x:@y", out, sizeof out);
+    assert_string_equal(out, "x:***@y");
 }
 
 /* Every prefix and a sample of byte flips of some URLs parse or fail cleanly, and no
