@@ -14,9 +14,10 @@ trap 'kill $srv 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
 srv=$!
 for _ in $(seq 100); do grep -q listening "$dir/serve.out" && break; sleep 0.05; done
 url=$(sed -n 's/.*listening on //p' "$dir/serve.out")
-echo "zbso serve at $url, log level $level (request log to a file), $(nproc) cores"
+echo "zbso serve at $url, log level $level (request log to a file), $(nproc) cores," \
+     "load average $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews figures)"
 for k in 1 8 32; do
     echo "== K = $k"
     "$build/bench/zbso-loadgen" --url "$url" --jobs "$k" --duration "$duration"
 done
-echo "server log lines: $(wc -l < "$dir/serve.log")"
+echo "server log lines: $(wc -l < "$dir/serve.log"), load average $(cut -d' ' -f1-3 /proc/loadavg)"
