@@ -37,6 +37,7 @@
 #define RESP_MAX (64 * 1024)     /* response body bytes; more is an error */
 #define HEAD_MAX (8 * 1024)      /* response status line and headers; more is an error */
 #define REQ_HEAD_MAX (URL_MAX + 4 * TEXT_MAX + 256) /* request line and headers */
+#define MAX_SERVERS 16           /* --url given this many times at most */
 #define MAX_ADDRS 2              /* addresses tried per connect (localhost: IPv4, IPv6) */
 #define CONNECT_TIMEOUT_MS 5000
 #define IO_TIMEOUT_S 30          /* no byte sent or received for this long: error */
@@ -53,12 +54,19 @@ static const char *const ep_names[EP_COUNT] = {
     "POST /jobs", "GET /jobs/batch_size", "POST /report", "PATCH /trials",
 };
 
-struct options {
+/* One server (--url): replicas of one database are several. */
+struct server {
     char url[URL_MAX + 1];
     char authority[URL_MAX + 1];    /* HOST:PORT of url, for the Host header */
     struct sockaddr_storage addrs[MAX_ADDRS]; /* where HOST:PORT connects, tried in order */
     socklen_t addr_lens[MAX_ADDRS];
     size_t n_addrs;
+};
+
+struct options {
+    struct server servers[MAX_SERVERS]; /* job k talks to servers[k % n_servers] */
+    size_t n_servers;
+    int url_given;                  /* a --url replaced the default */
     char auth_line[TEXT_MAX + 64];  /* "Authorization: Bearer T\r\n", or "" */
     long jobs;
     long threads;
@@ -132,6 +140,7 @@ enum phase { PH_REGISTER, PH_NEXT, PH_REPORT, PH_END, PH_DONE };
 struct worker {
     int k;
     const struct options *opt;
+    const struct server *srv;       /* the server this job talks to */
     char job_id[TEXT_MAX + 1];
     char prefix[TEXT_MAX + 1];
     double job_scale;               /* this job's hardware speed factor */
@@ -307,7 +316,7 @@ static int connect_timed(int fd, const struct sockaddr *addr, socklen_t len)
  * thread's epoll set. Returns 0, or -1 with the reason in err. */
 static int conn_open(struct worker *w, char *err, size_t errcap)
 {
-    const struct options *o = w->opt;
+    const struct server *o = w->srv;
     int e = EADDRNOTAVAIL;
     for (size_t i = 0; i < o->n_addrs; i++) {
         const struct sockaddr *a = (const struct sockaddr *)&o->addrs[i];
@@ -514,7 +523,7 @@ static enum resp_state parse_response(struct worker *w, int eof, char *err, size
 static void conn_error(struct worker *w, const char *err)
 {
     w->ep[w->cur].conn_errors++;
-    worker_fail(w, "%s %s%s: %s", w->method, w->opt->url, w->path, err);
+    worker_fail(w, "%s %s%s: %s", w->method, w->srv->url, w->path, err);
     w->in_flight = 0;
 }
 
@@ -552,14 +561,14 @@ static int request(struct worker *w, enum endpoint ep, const char *method, const
     w->method = method;
     if (body == NULL)
         hn = snprintf(w->out, REQ_HEAD_MAX, "%s %s HTTP/1.1\r\nHost: %s\r\n%s\r\n", method,
-                      w->path, o->authority, o->auth_line);
+                      w->path, w->srv->authority, o->auth_line);
     else
         hn = snprintf(w->out, REQ_HEAD_MAX,
                       "%s %s HTTP/1.1\r\nHost: %s\r\n%sContent-Type: application/json\r\n"
-                      "Content-Length: %zu\r\n\r\n", method, w->path, o->authority,
+                      "Content-Length: %zu\r\n\r\n", method, w->path, w->srv->authority,
                       o->auth_line, body_len);
     if (hn < 0 || (size_t)hn >= REQ_HEAD_MAX) {
-        worker_fail(w, "%s %s%s: request headers over %d bytes", method, o->url, w->path,
+        worker_fail(w, "%s %s%s: request headers over %d bytes", method, w->srv->url, w->path,
                     REQ_HEAD_MAX);
         return -1;
     }
@@ -745,7 +754,7 @@ static void on_answer(struct worker *w)
     double us = (w->t_done - w->t0) * 1e6;
     samples_add(&st->lat, us >= 4294967295.0 ? UINT32_MAX : (uint32_t)us, &w->rng);
     if (w->status < 200 || w->status > 299) {
-        worker_fail(w, "%s %s%s answered %ld: %.300s", w->method, w->opt->url, w->path,
+        worker_fail(w, "%s %s%s answered %ld: %.300s", w->method, w->srv->url, w->path,
                     w->status, w->resp);
         return;
     }
@@ -1001,7 +1010,9 @@ static void usage(FILE *f)
             "non-2xx answer, connection error or protocol error, and the run then exits 1\n"
             "(2 on a usage error).\n"
             "  --url URL               server, http://HOST:PORT with HOST an IPv4 address,\n"
-            "                          localhost or [IPv6 address] (http://127.0.0.1:8000)\n"
+            "                          localhost or [IPv6 address] (http://127.0.0.1:8000);\n"
+            "                          give it up to %d times for replicas: job k talks to\n"
+            "                          the (k mod n)-th\n"
             "  --jobs K                concurrent jobs (4; at most %d)\n"
             "  --threads T             event threads driving the jobs, each job on one of\n"
             "                          them (1; at most %d, and at most K)\n"
@@ -1019,7 +1030,7 @@ static void usage(FILE *f)
             "  --window-size N         (10)\n"
             "Job k registers job_id load<k>-<run nonce> with job_id_prefix load<k> and\n"
             "mab_seed k.\n",
-            MAX_JOBS, MAX_THREADS);
+            MAX_SERVERS, MAX_JOBS, MAX_THREADS);
 }
 
 /* Parses a whole decimal integer in [lo, hi]. Returns 0, or -1 when text is not one. */
@@ -1076,7 +1087,7 @@ static int copy_text(char *dst, size_t size, const char *text)
 /* Parses o->url, "http://HOST:PORT" with HOST an IPv4 literal, localhost (127.0.0.1, then
  * ::1) or a bracketed IPv6 literal, into o->authority and o->addrs. Returns 0, or -1 when
  * the URL is anything else (another scheme, a name, a path, no port). */
-static int parse_url(struct options *o)
+static int parse_url(struct server *o)
 {
     char host[URL_MAX + 1];
     const char *a = o->url + 7, *port_text;
@@ -1156,7 +1167,8 @@ static int parse_options(int argc, char **argv, struct options *o)
     int c, bad = 0;
 
     memset(o, 0, sizeof *o);
-    strcpy(o->url, "http://127.0.0.1:8000");
+    strcpy(o->servers[0].url, "http://127.0.0.1:8000");
+    o->n_servers = 1;
     o->jobs = 4;
     o->threads = 1;
     o->duration_s = 10.0;
@@ -1179,7 +1191,16 @@ static int parse_options(int argc, char **argv, struct options *o)
     while (!bad && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case O_URL:
-            bad = copy_text(o->url, sizeof o->url, optarg) != 0;
+            if (o->url_given && o->n_servers == MAX_SERVERS) {
+                fprintf(stderr, "zbso-loadgen: --url given more than %d times\n", MAX_SERVERS);
+                bad = 1;
+                break;
+            }
+            if (!o->url_given)
+                o->n_servers = 0;
+            o->url_given = 1;
+            bad = copy_text(o->servers[o->n_servers].url, sizeof o->servers[0].url, optarg) != 0;
+            o->n_servers++;
             break;
         case O_JOBS:
             bad = parse_int(optarg, 1, MAX_JOBS, &v) != 0;
@@ -1254,14 +1275,17 @@ static int parse_options(int argc, char **argv, struct options *o)
         return -1;
     if (o->threads > o->jobs)
         o->threads = o->jobs;
-    size_t len = strlen(o->url);
-    while (len > 7 && o->url[len - 1] == '/')
-        o->url[--len] = '\0';
-    if (parse_url(o) != 0) {
-        fprintf(stderr, "zbso-loadgen: invalid value \"%s\" for --url: expected http://HOST:PORT "
-                "with HOST an IPv4 address, localhost or [IPv6 address] and PORT 1..65535, "
-                "nothing after it\n", o->url);
-        return -1;
+    for (size_t i = 0; i < o->n_servers; i++) {
+        struct server *sv = &o->servers[i];
+        size_t len = strlen(sv->url);
+        while (len > 7 && sv->url[len - 1] == '/')
+            sv->url[--len] = '\0';
+        if (parse_url(sv) != 0) {
+            fprintf(stderr, "zbso-loadgen: invalid value \"%s\" for --url: expected "
+                    "http://HOST:PORT with HOST an IPv4 address, localhost or [IPv6 address] "
+                    "and PORT 1..65535, nothing after it\n", sv->url);
+            return -1;
+        }
     }
     for (const char *t = o->token; *t != '\0'; t++)
         if ((unsigned char)*t < 0x20 || *t == 0x7f) {
@@ -1308,9 +1332,11 @@ int main(int argc, char **argv)
     uint64_t nonce_state = (uint64_t)rt.tv_sec * 1000000000ULL + (uint64_t)rt.tv_nsec
                            + ((uint64_t)getpid() << 32);
     snprintf(nonce, sizeof nonce, "%08" PRIx32, (uint32_t)splitmix64(&nonce_state));
-    printf("zbso-loadgen: %ld jobs on %ld event thread%s for %.1f s against %s (seed %" PRIu64
-           ", run %s)\n", opt.jobs, opt.threads, opt.threads == 1 ? "" : "s", opt.duration_s,
-           opt.url, opt.seed, nonce);
+    printf("zbso-loadgen: %ld jobs on %ld event thread%s for %.1f s against", opt.jobs,
+           opt.threads, opt.threads == 1 ? "" : "s", opt.duration_s);
+    for (size_t i = 0; i < opt.n_servers; i++)
+        printf(" %s", opt.servers[i].url);
+    printf(" (seed %" PRIu64 ", run %s)\n", opt.seed, nonce);
     fflush(stdout);
 
     /* Thread t drives jobs t, t + T, t + 2T, ...: jobs[] holds them thread by thread. */
@@ -1332,6 +1358,7 @@ int main(int argc, char **argv)
         struct worker *w = &ws[k];
         w->k = (int)k;
         w->opt = &opt;
+        w->srv = &opt.servers[(size_t)k % opt.n_servers];
         w->epfd = ths[k % opt.threads].epfd;
         snprintf(w->prefix, sizeof w->prefix, "load%ld", k);
         snprintf(w->job_id, sizeof w->job_id, "load%ld-%s", k, nonce);
