@@ -19,8 +19,15 @@
  *                                  "power" make that call fail on every GPU with "GPU is
  *                                  lost"; "energy:I" / "power:I" only on GPU I. A missing
  *                                  or empty file fails nothing.
- * The energy counter of GPU i is 1e6 mJ + power_i * (seconds since init), so the counter
- * and an integral of power samples agree on the same constant power. */
+ *   FAKE_NVML_ENERGY_STEPS_MJ=S0,S1,...
+ *                                  the energy counters ignore the clock: GPU i's k-th
+ *                                  successful counter read since init (k from 0, counted
+ *                                  per GPU) is 1e6 mJ + S0 + ... + S(k-1), the list
+ *                                  repeating, so a window from one read to the next
+ *                                  measures S(k) whatever the timing (for tests that
+ *                                  compare decisions made from energies)
+ * Otherwise the energy counter of GPU i is 1e6 mJ + power_i * (seconds since init), so the
+ * counter and an integral of power samples agree on the same constant power. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -30,6 +37,7 @@
 
 #define FAKE_GPUS_MAX 64
 #define FAKE_NAME_MAX 96
+#define FAKE_STEPS_MAX 64
 
 enum {
     NVML_SUCCESS = 0,
@@ -48,6 +56,7 @@ struct nvmlDevice_st {
     char name[FAKE_NAME_MAX];
     unsigned power_mw;
     int no_energy;
+    atomic_ulong reads;   /* successful counter reads, for FAKE_NVML_ENERGY_STEPS_MJ */
 };
 typedef struct nvmlDevice_st *nvmlDevice_t;
 
@@ -76,6 +85,9 @@ static struct {
     unsigned min_limit_mw, max_limit_mw;
     long energy_fail_after, power_fail_after; /* -1: never */
     char control[512];
+    unsigned n_steps;     /* FAKE_NVML_ENERGY_STEPS_MJ given: 1..FAKE_STEPS_MAX */
+    unsigned long long steps_mj[FAKE_STEPS_MAX];
+    unsigned long long steps_total_mj;
 } g;
 static atomic_long energy_calls, power_calls;
 
@@ -204,6 +216,17 @@ nvmlReturn_t nvmlInit_v2(void)
                           ? 300000u
                           : (unsigned)strtoul(item, NULL, 10);
         d->no_energy = list_has(no_energy, i);
+        atomic_store(&d->reads, 0);
+    }
+    g.n_steps = 0;
+    g.steps_total_mj = 0;
+    const char *steps = env_or("FAKE_NVML_ENERGY_STEPS_MJ", "");
+    for (const char *p = steps; *p && g.n_steps < FAKE_STEPS_MAX;) {
+        g.steps_mj[g.n_steps] = strtoull(p, NULL, 10);
+        g.steps_total_mj += g.steps_mj[g.n_steps++];
+        p += strcspn(p, ",");
+        if (*p == ',')
+            p++;
     }
     g.energy_delay_ms = strtod(env_or("FAKE_NVML_ENERGY_DELAY_MS", "0"), NULL);
     g.max_limit_mw = (unsigned)strtoul(env_or("FAKE_NVML_MAX_LIMIT_MW", "700000"), NULL, 10);
@@ -273,6 +296,15 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
     if ((g.energy_fail_after >= 0 && done >= g.energy_fail_after) ||
         control_fails("energy", device->index))
         return NVML_ERROR_GPU_IS_LOST;
+    if (g.n_steps > 0) {
+        /* Counted atomically: two monitors in one process may read one GPU at once. */
+        unsigned long k = atomic_fetch_add(&device->reads, 1);
+        unsigned long long sum = (k / g.n_steps) * g.steps_total_mj;
+        for (unsigned j = 0; j < k % g.n_steps; j++)
+            sum += g.steps_mj[j];
+        *energy = 1000000ull + sum;
+        return NVML_SUCCESS;
+    }
     *energy = 1000000ull + (unsigned long long)((double)device->power_mw * t);
     return NVML_SUCCESS;
 }

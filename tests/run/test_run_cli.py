@@ -96,6 +96,15 @@ class RunCase(unittest.TestCase):
     def assertOk(self, p):
         self.assertEqual(p.returncode, 0, f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
 
+    def nvml_env(self, **over):
+        if not FAKE_NVML or not os.path.exists(FAKE_NVML):
+            raise AssertionError(f"FAKE_NVML={FAKE_NVML!r} is not the fake NVML library")
+        env = {"ZBSO_NVML_LIBRARY": FAKE_NVML, "FAKE_NVML_GPUS": "2",
+               "FAKE_NVML_POWER_MW": "100000", "CUDA_VISIBLE_DEVICES": ""}
+        env.pop("CUDA_VISIBLE_DEVICES")
+        env.update(over)
+        return env
+
 
 class TestEmbedded(RunCase):
     def test_convergence_retry_history_and_logs(self):
@@ -316,15 +325,6 @@ class TestEmbedded(RunCase):
 
 
 class TestFakeNvml(RunCase):
-    def nvml_env(self, **over):
-        if not FAKE_NVML or not os.path.exists(FAKE_NVML):
-            raise AssertionError(f"FAKE_NVML={FAKE_NVML!r} is not the fake NVML library")
-        env = {"ZBSO_NVML_LIBRARY": FAKE_NVML, "FAKE_NVML_GPUS": "2",
-               "FAKE_NVML_POWER_MW": "100000", "CUDA_VISIBLE_DEVICES": ""}
-        env.pop("CUDA_VISIBLE_DEVICES")
-        env.update(over)
-        return env
-
     def test_energy_and_gpu_facts_from_the_monitor(self):
         job = spec(max_power=DROP, number_of_gpus=DROP, gpu_model=DROP)
         p = self.run_zbso(job, 3, [*TRAIN, "--bs", "{bs}", "--rates", RATES],
@@ -362,29 +362,46 @@ class TestServer(RunCase):
 
     def tearDown(self):
         self.server.terminate()
+        self.server.close()  # its temporary directory
         super().tearDown()
 
     def url(self):
         return f"http://{self.server.host}:{self.server.port}"
 
     def test_same_decisions_as_embedded(self):
-        # Widely separated costs per batch size, so that Thompson sampling's choices after
-        # the explorations do not hang on timing noise.
+        # The two runs must be given the same costs: a cost that includes measured time
+        # (mostly the script's start-up, which varies by hundreds of ms on a loaded
+        # machine) lets Thompson sampling choose differently by chance. So the cost is
+        # energy alone (eta 1) and the fake NVML's counter follows a fixed list of steps
+        # per read instead of the clock: each epoch window measures the next step whatever
+        # the timing. The list has an odd length so that the windows (every other read)
+        # go through all of it, and its steps differ, so each arm's costs differ and its
+        # posterior has a finite variance.
         rates = "16:0.1,32:0.25,64:0.6,128:0.04"
-        cmd = [*TRAIN, "--bs", "{bs}", "--rates", rates, "--sleep-ms", "40"]
-        job = spec(num_pruning_rounds=1, mab_num_explorations=2, beta_knob=None)
-        extra = ["--no-gpu", "--metric-regex", REGEX]
-        p = self.run_zbso(job, 8, cmd, mode=("--server", self.url()), extra=extra)
+        cmd = [*TRAIN, "--bs", "{bs}", "--rates", rates]
+        job = spec(num_pruning_rounds=1, mab_num_explorations=2, beta_knob=None,
+                   eta_knob=1.0)
+        extra = ["--metric-regex", REGEX]
+        env = self.nvml_env(FAKE_NVML_GPUS="1",
+                            FAKE_NVML_ENERGY_STEPS_MJ="937,1411,1103,689,1297,1061,1583,823,1187")
+        p = self.run_zbso(job, 8, cmd, mode=("--server", self.url()), extra=extra, env=env)
         self.assertOk(p)
         served = self.decisions()
+        served_costs = [(r["energy"], r["cost"]) for r in self.history()]
         for d in glob.glob(os.path.join(self.dir, "logs", "*")):
             for f in os.listdir(d):
                 os.unlink(os.path.join(d, f))
             os.rmdir(d)
-        p = self.run_zbso(job, 8, cmd, extra=extra)
+        p = self.run_zbso(job, 8, cmd, extra=extra, env=env)
         self.assertOk(p)
         self.assertEqual(self.decisions(), served)
+        self.assertEqual([(r["energy"], r["cost"]) for r in self.history()], served_costs)
         self.assertEqual(len({bs for _, _, bs, _ in served}), 4, served)
+        costs = {}
+        for (_, _, bs, _), (_, cost) in zip(served, served_costs):
+            costs.setdefault(bs, []).append(cost)
+        for bs, c in costs.items():
+            self.assertTrue(len(c) == 1 or len(set(c)) > 1, (bs, served_costs))
 
     def test_client_mode_through_the_server(self):
         cmd = [*TRAIN, "--client", "--rates", RATES, "--record", self.record]
