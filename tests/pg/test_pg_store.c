@@ -476,10 +476,20 @@ static void test_insert_race_reruns_the_unit(void **state)
 }
 
 /* Two units lock two jobs in opposite orders: PostgreSQL breaks the deadlock by failing
- * one (40P01), whose unit then runs again and succeeds; neither caller sees an error. */
+ * one (40P01), whose unit then runs again and succeeds; neither caller sees an error.
+ * The rerun waits until the other unit has committed: PostgreSQL does not hand the row
+ * that the victim's abort released to the unit waiting for it, and a newcomer that finds
+ * the row's locker aborted takes the row at once. So a rerun that asks for its first row
+ * again before the waiting backend has woken (under CPU load) takes the row back, and the
+ * two deadlock again (seen: one unit run 3 times, or both twice), which can use up a
+ * unit's PG_ATTEMPTS runs: the backend promises reruns, not that a rerun racing the same
+ * conflict wins. */
 typedef struct deadlock_case {
     store *st;
     pthread_barrier_t both_locked;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done[2];                /* the unit's store_exec returned */
     int runs[2];
     int rc[2];
 } deadlock_case;
@@ -489,16 +499,32 @@ typedef struct deadlock_arg {
     int who;
 } deadlock_arg;
 
+/* Waits until the other unit's store_exec has returned, 30 s at most (then the case fails
+ * on its counts rather than hanging). */
+static void wait_for_other(deadlock_case *c, int who)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 30;
+    pthread_mutex_lock(&c->mu);
+    while (!c->done[1 - who] && pthread_cond_timedwait(&c->cv, &c->mu, &until) == 0)
+        ;
+    pthread_mutex_unlock(&c->mu);
+}
+
 static int u_lock_two(store_txn *t, void *argp, zbso_err *err)
 {
     deadlock_arg *a = argp;
     const char *first = a->who == 0 ? "dl-x" : "dl-y", *second = a->who == 0 ? "dl-y" : "dl-x";
+    bool rerun = a->c->runs[a->who]++ > 0;
     zbso_job j;
+    if (rerun)
+        wait_for_other(a->c, a->who);
     int rc = store_job_get(t, first, true, &j, err);
     if (rc < 0)
         return rc;
-    if (a->c->runs[a->who]++ == 0)
-        pthread_barrier_wait(&a->c->both_locked); /* the first run only */
+    if (!rerun)
+        pthread_barrier_wait(&a->c->both_locked);
     if ((rc = store_job_get(t, second, true, &j, err)) < 0)
         return rc;
     j.num_trials++;
@@ -510,6 +536,10 @@ static void *deadlock_main(void *argp)
     deadlock_arg *a = argp;
     zbso_err err = {0};
     a->c->rc[a->who] = store_exec(a->c->st, u_lock_two, a, &err);
+    pthread_mutex_lock(&a->c->mu);
+    a->c->done[a->who] = true;
+    pthread_cond_broadcast(&a->c->cv);
+    pthread_mutex_unlock(&a->c->mu);
     return NULL;
 }
 
@@ -526,6 +556,8 @@ static void test_deadlock_reruns_the_unit(void **state)
     make_job(&j, "dl-y");
     assert_int_equal(store_exec(c.st, u_insert, &j, &err), 0);
     pthread_barrier_init(&c.both_locked, NULL, 2);
+    pthread_mutex_init(&c.mu, NULL);
+    pthread_cond_init(&c.cv, NULL);
     deadlock_arg args[2] = {{&c, 0}, {&c, 1}};
     pthread_t tid[2];
     for (int i = 0; i < 2; i++)
@@ -533,6 +565,8 @@ static void test_deadlock_reruns_the_unit(void **state)
     for (int i = 0; i < 2; i++)
         pthread_join(tid[i], NULL);
     pthread_barrier_destroy(&c.both_locked);
+    pthread_cond_destroy(&c.cv);
+    pthread_mutex_destroy(&c.mu);
     assert_int_equal(c.rc[0], 0);
     assert_int_equal(c.rc[1], 0);
     assert_int_equal(c.runs[0] + c.runs[1], 3); /* one of them ran twice */
