@@ -15,7 +15,7 @@ k=${3:-32}
 level=${4:-INFO}
 dir=$(mktemp -d)
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
+trap '((${#pids[@]})) && kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
 echo "PostgreSQL $("$ZBSO_PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$ZBSO_PG_PORT," \
      "fsync $("$ZBSO_PG_CTL" psql -Atc 'show fsync'), synchronous_commit" \
      "$("$ZBSO_PG_CTL" psql -Atc 'show synchronous_commit'); $(nproc) cores"
