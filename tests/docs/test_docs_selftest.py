@@ -61,7 +61,8 @@ class SelfTest(unittest.TestCase):
     def assert_catches(self, check, rel, edit, expect):
         """check passes on the copy, fails with expect in its output once rel is broken."""
         ok = self.run_check(check)
-        self.assertEqual(ok.returncode, 0, f"{check} fails on the unbroken copy:\n{ok.stderr}")
+        self.assertEqual(ok.returncode, 0, f"{check} fails on the unbroken copy, which holds "
+                         f"the tracked files only (git add new ones):\n{ok.stderr}")
         with self.broken(rel, edit):
             r = self.run_check(check)
         self.assertNotEqual(r.returncode, 0, f"{check} missed a broken {rel}")
