@@ -1064,7 +1064,7 @@ static int parse_batch_sizes(const char *text, struct options *o)
     long long v;
     if (strlen(text) > URL_MAX)
         return -1;
-    strcpy(buf, text);
+    memcpy(buf, text, strlen(text) + 1);
     o->n_batch_sizes = 0;
     for (char *tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
         if (o->n_batch_sizes == MAX_BATCH_SIZES || parse_int(tok, 1, INT32_MAX, &v) != 0)
@@ -1080,7 +1080,7 @@ static int copy_text(char *dst, size_t size, const char *text)
 {
     if (strlen(text) >= size)
         return -1;
-    strcpy(dst, text);
+    memcpy(dst, text, strlen(text) + 1);
     return 0;
 }
 
@@ -1133,8 +1133,7 @@ static int parse_url(struct server *o)
         memcpy(&o->addrs[o->n_addrs], &v6, sizeof v6);
         o->addr_lens[o->n_addrs++] = sizeof v6;
     }
-    strcpy(o->authority, a);
-    return 0;
+    return copy_text(o->authority, sizeof o->authority, a);
 }
 
 /* Fills o from argv. Returns 0 to run, 1 after --help, or -1 after printing a usage error. */
@@ -1167,7 +1166,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     int c, bad = 0;
 
     memset(o, 0, sizeof *o);
-    strcpy(o->servers[0].url, "http://127.0.0.1:8000");
+    snprintf(o->servers[0].url, sizeof o->servers[0].url, "%s", "http://127.0.0.1:8000");
     o->n_servers = 1;
     o->jobs = 4;
     o->threads = 1;
@@ -1182,7 +1181,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     o->eta_knob = 0.5;
     o->max_power_w = 300.0;
     o->number_of_gpus = 1;
-    strcpy(o->gpu_model, "sim");
+    snprintf(o->gpu_model, sizeof o->gpu_model, "%s", "sim");
     o->window_size = 10;
     if (env_token != NULL && copy_text(o->token, sizeof o->token, env_token) != 0) {
         fprintf(stderr, "zbso-loadgen: ZEUS_BSO_API_TOKEN is longer than %d bytes\n", TEXT_MAX);

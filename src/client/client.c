@@ -59,7 +59,8 @@ struct zbso_client {
 };
 
 /* Records the message of a failed call on c and returns code. */
-__attribute__((format(printf, 3, 4))) static int fail(zbso_client *c, int code, const char *fmt, ...)
+__attribute__((format(printf, 3, 4)))
+static int fail(zbso_client *c, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

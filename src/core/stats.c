@@ -100,7 +100,7 @@ char *opt_fmt_double(char *buf, double d)
         if (*q != '.')
             digits[nd++] = *q;
     }
-    exp10 = atoi(q + 1);
+    exp10 = (int)strtol(q + 1, NULL, 10); /* from %.17e: "e+16", "e-05" */
     while (nd > 1 && digits[nd - 1] == '0')
         nd--;
     /* Python's float repr: fixed notation for 1e-4 <= |d| < 1e16, else "1.5e+16". */

@@ -526,7 +526,8 @@ static int m_arm_put(store_txn *t, const char *id, const zbso_arm *arm, zbso_err
         return not_found_job(err, id);
     size_t i = arm_pos(j, arm->batch_size, &found);
     if (!found && j->n_arms == ZBSO_MAX_BATCH_SIZES)
-        return err_set(err, ZBSO_ESTORE, "job \"%.300s\" already has %d arms; no room for batch size %lld",
+        return err_set(err, ZBSO_ESTORE,
+                       "job \"%.300s\" already has %d arms; no room for batch size %lld",
                        id, ZBSO_MAX_BATCH_SIZES, (long long)arm->batch_size);
     mem_undo *u;
     int rc = undo_push(st, found ? UNDO_ARM_UPDATE : UNDO_ARM_INSERT, j, &u, err);

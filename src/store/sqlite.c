@@ -366,7 +366,8 @@ static int col_job(sqlite3_stmt *s, zbso_job *job, zbso_err *err)
         char *end;
         long long v = strtoll(p, &end, 10);
         if (end == p || (*end != ',' && *end != '\0') || sp->n_batch_sizes == ZBSO_MAX_BATCH_SIZES)
-            return err_set(err, ZBSO_ESTORE, "sqlite: job \"%.300s\" has malformed batch_sizes \"%.200s\"",
+            return err_set(err, ZBSO_ESTORE,
+                           "sqlite: job \"%.300s\" has malformed batch_sizes \"%.200s\"",
                            sp->job_id, (const char *)sqlite3_column_text(s, 2));
         sp->batch_sizes[sp->n_batch_sizes++] = v;
         p = *end == ',' ? end + 1 : end;
@@ -398,7 +399,8 @@ static int col_job(sqlite3_stmt *s, zbso_job *job, zbso_err *err)
     job->min_cost_batch_size = sqlite3_column_int64(s, 21);
     const char *rng = (const char *)sqlite3_column_text(s, 22);
     if (rng == NULL || rng_parse(&job->rng, rng) != 0)
-        return err_set(err, ZBSO_ESTORE, "sqlite: job \"%.300s\" has malformed rng_state \"%.100s\"",
+        return err_set(err, ZBSO_ESTORE,
+                       "sqlite: job \"%.300s\" has malformed rng_state \"%.100s\"",
                        sp->job_id, rng != NULL ? rng : "NULL");
     job->num_trials = sqlite3_column_int64(s, 23);
     job->created_at = col_double(s, 24);
@@ -663,7 +665,8 @@ static int q_arms_get(store_txn *t, const char *id, zbso_arm *out, size_t cap,
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         if (n == cap) {
-            out_rc = err_set(err, ZBSO_EINVAL, "job \"%.300s\" has more than the %zu arms asked for",
+            out_rc = err_set(err, ZBSO_EINVAL,
+                             "job \"%.300s\" has more than the %zu arms asked for",
                              id, cap);
             goto out;
         }
@@ -1169,7 +1172,8 @@ static int prepare_db(sq_conn *c, const store_options *opt, zbso_err *err)
     if (rc < 0)
         goto out;
     sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(c->db, "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'",
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'",
                            -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
         n_tables = sqlite3_column_int(s, 0);
     sqlite3_finalize(s);

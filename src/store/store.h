@@ -147,11 +147,14 @@ static inline int store_job_update(store_txn *t, const zbso_job *j, zbso_err *e)
 { return t->ops->job_update(t, j, e); }
 static inline int store_job_delete(store_txn *t, const char *id, zbso_err *e)
 { return t->ops->job_delete(t, id, e); }
-static inline int store_trial_insert(store_txn *t, const char *id, const zbso_trial *tr, zbso_err *e)
+static inline int store_trial_insert(store_txn *t, const char *id, const zbso_trial *tr,
+                                     zbso_err *e)
 { return t->ops->trial_insert(t, id, tr, e); }
-static inline int store_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *o, zbso_err *e)
+static inline int store_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *o,
+                                  zbso_err *e)
 { return t->ops->trial_get(t, id, n, o, e); }
-static inline int store_trial_update(store_txn *t, const char *id, const zbso_trial *tr, zbso_err *e)
+static inline int store_trial_update(store_txn *t, const char *id, const zbso_trial *tr,
+                                     zbso_err *e)
 { return t->ops->trial_update(t, id, tr, e); }
 static inline int store_trials_list(store_txn *t, const char *id, const store_trial_query *q,
                                     store_trial_fn fn, void *ctx, zbso_err *e)

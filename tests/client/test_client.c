@@ -88,7 +88,7 @@ static int server_start(const char *db, int port, pid_t *pid)
             char *p = strstr(line, tag);
             if (p) {
                 fclose(f);
-                return atoi(p + strlen(tag));
+                return (int)strtol(p + strlen(tag), NULL, 10);
             }
         }
         if (f)

@@ -654,7 +654,8 @@ static void test_schema_created_on_empty_database(void **state)
     assert_int_equal(b->migrate(st, 3, &err), ZBSO_EINVAL);
     store_close(st);
     assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
-    assert_int_equal(query_int("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'trials_by_%'"), 2);
+    assert_int_equal(
+        query_int("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'trials_by_%'"), 2);
     /* the job row has its version column, NOT NULL */
     assert_int_equal(query_int("SELECT count(*) FROM information_schema.columns WHERE"
                                " table_name = 'jobs' AND column_name = 'version'"

@@ -97,8 +97,8 @@ static zbso_job_spec make_spec(const char *job_id)
     zbso_job_spec s;
     zbso_err err;
     spec_defaults(&s);
-    strcpy(s.job_id_prefix, "job");
-    strcpy(s.job_id, job_id);
+    snprintf(s.job_id_prefix, sizeof s.job_id_prefix, "%s", "job");
+    snprintf(s.job_id, sizeof s.job_id, "%s", job_id);
     s.batch_sizes[0] = 64;
     s.batch_sizes[1] = 16;
     s.batch_sizes[2] = 32;
@@ -112,7 +112,7 @@ static zbso_job_spec make_spec(const char *job_id)
     s.mab_seed = 123456;
     s.max_power = 300;
     s.number_of_gpus = 1;
-    strcpy(s.gpu_model, "H200");
+    snprintf(s.gpu_model, sizeof s.gpu_model, "%s", "H200");
     assert_int_equal(spec_validate(&s, &err), 0);
     return s;
 }
@@ -470,7 +470,7 @@ static void test_end_trial_delete_and_404(void **state)
     assert_int_equal(svc_end_trial(fx->st, &fx->env, &bad, NULL, &err), ZBSO_ENOTFOUND);
     assert_non_null(strstr(err.msg, "99"));
     report(fx, bad, 1, 0.1, 1, ZBSO_ENOTFOUND);
-    strcpy(bad.job_id, "job-none");
+    snprintf(bad.job_id, sizeof bad.job_id, "%s", "job-none");
     report(fx, bad, 1, 0.1, 1, ZBSO_ENOTFOUND);
     assert_int_equal(svc_end_trial(fx->st, &fx->env, &bad, NULL, &err), ZBSO_ENOTFOUND);
     assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-none", &id, NULL, &err),

@@ -669,10 +669,12 @@ static int u_change_then_fail(store_txn *t, void *argp, zbso_err *err)
     zbso_arm arm = {8, 9.0, 9.0, 9}, arm2 = {32, 1.0, 1.0, 1};
     int64_t n;
     make_job(&fresh, "r-new");
-    if ((rc = store_job_update(t, &j, err)) < 0 || (rc = store_trial_insert(t, "r", &tr, err)) < 0 ||
+    if ((rc = store_job_update(t, &j, err)) < 0 ||
+        (rc = store_trial_insert(t, "r", &tr, err)) < 0 ||
         (rc = store_trial_update(t, "r", &upd, err)) < 0 ||
         (rc = store_trials_fail_stale(t, "r", 1e9, 5.0, &n, err)) < 0 ||
-        (rc = store_arm_put(t, "r", &arm, err)) < 0 || (rc = store_arm_put(t, "r", &arm2, err)) < 0 ||
+        (rc = store_arm_put(t, "r", &arm, err)) < 0 ||
+        (rc = store_arm_put(t, "r", &arm2, err)) < 0 ||
         (rc = store_job_insert(t, &fresh, err)) < 0 || (rc = store_job_delete(t, "r2", err)) < 0)
         return rc;
     return err_set(err, ZBSO_ECONFLICT, "deliberate failure after changes");
@@ -908,7 +910,8 @@ static int u_conc(store_txn *t, void *argp, zbso_err *err)
     j.num_trials++;
     zbso_trial tr = make_trial(j.num_trials, 8 << (u->thread % 3), ZBSO_TRIAL_MAB,
                                ZBSO_TRIAL_DISPATCHED, (double)u->thread);
-    if ((rc = store_trial_insert(t, "conc", &tr, err)) < 0 || (rc = store_job_update(t, &j, err)) < 0)
+    if ((rc = store_trial_insert(t, "conc", &tr, err)) < 0 ||
+        (rc = store_job_update(t, &j, err)) < 0)
         return rc;
     if ((u->thread + u->i) % 3 == 0)
         return err_set(err, ZBSO_EINVAL, "unit %d/%d fails", u->thread, u->i);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/optimizer.h"
@@ -18,15 +19,15 @@ static zbso_job make_job(int64_t rounds)
     zbso_job job;
     memset(&job, 0, sizeof job);
     spec_defaults(&job.spec);
-    strcpy(job.spec.job_id, "job-1");
-    strcpy(job.spec.job_id_prefix, "job");
+    snprintf(job.spec.job_id, sizeof job.spec.job_id, "%s", "job-1");
+    snprintf(job.spec.job_id_prefix, sizeof job.spec.job_id_prefix, "%s", "job");
     memcpy(job.spec.batch_sizes, bs, sizeof bs);
     job.spec.n_batch_sizes = 5;
     job.spec.default_batch_size = 32;
     job.spec.num_pruning_rounds = rounds;
     job.spec.max_power = 300.0;
     job.spec.number_of_gpus = 1;
-    strcpy(job.spec.gpu_model, "H200");
+    snprintf(job.spec.gpu_model, sizeof job.spec.gpu_model, "%s", "H200");
     job.exp_default_batch_size = 32;
     job.min_cost_batch_size = 32;
     return job;

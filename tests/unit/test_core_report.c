@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/optimizer.h"
@@ -18,8 +19,8 @@ static zbso_job make_job(void)
     zbso_job job;
     memset(&job, 0, sizeof job);
     spec_defaults(&job.spec);
-    strcpy(job.spec.job_id, "job-1");
-    strcpy(job.spec.job_id_prefix, "job");
+    snprintf(job.spec.job_id, sizeof job.spec.job_id, "%s", "job-1");
+    snprintf(job.spec.job_id_prefix, sizeof job.spec.job_id_prefix, "%s", "job");
     job.spec.batch_sizes[0] = 32;
     job.spec.batch_sizes[1] = 64;
     job.spec.n_batch_sizes = 2;
@@ -30,7 +31,7 @@ static zbso_job make_job(void)
     job.spec.max_epochs = 10;
     job.spec.max_power = 300;
     job.spec.number_of_gpus = 1;
-    strcpy(job.spec.gpu_model, "H200");
+    snprintf(job.spec.gpu_model, sizeof job.spec.gpu_model, "%s", "H200");
     job.min_cost_batch_size = 32;
     return job;
 }
@@ -52,7 +53,7 @@ static zbso_training_result result(double energy, double metric, int64_t epoch)
 {
     zbso_training_result r;
     memset(&r, 0, sizeof r);
-    strcpy(r.trial.job_id, "job-1");
+    snprintf(r.trial.job_id, sizeof r.trial.job_id, "%s", "job-1");
     r.trial.batch_size = 64;
     r.trial.trial_number = 3;
     r.time = 50;

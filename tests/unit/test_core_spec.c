@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/spec.h"
@@ -15,8 +16,8 @@ static zbso_job_spec valid(void)
 {
     zbso_job_spec s;
     spec_defaults(&s);
-    strcpy(s.job_id_prefix, "mnist");
-    strcpy(s.job_id, "mnist-1");
+    snprintf(s.job_id_prefix, sizeof s.job_id_prefix, "%s", "mnist");
+    snprintf(s.job_id, sizeof s.job_id, "%s", "mnist-1");
     s.batch_sizes[0] = 64;
     s.batch_sizes[1] = 16;
     s.batch_sizes[2] = 32;
@@ -24,7 +25,7 @@ static zbso_job_spec valid(void)
     s.default_batch_size = 32;
     s.max_power = 300;
     s.number_of_gpus = 1;
-    strcpy(s.gpu_model, "H200");
+    snprintf(s.gpu_model, sizeof s.gpu_model, "%s", "H200");
     return s;
 }
 
@@ -66,7 +67,7 @@ static const char *mutate(zbso_job_spec *s, int i)
     switch (i) {
     case 0: s->job_id_prefix[0] = '\0'; return "job_id_prefix";
     case 1: memset(s->job_id_prefix, 'a', sizeof s->job_id_prefix); return "job_id_prefix";
-    case 2: strcpy(s->job_id, "other-1"); return "job_id";
+    case 2: snprintf(s->job_id, sizeof s->job_id, "%s", "other-1"); return "job_id";
     case 3: memset(s->job_id, 'm', sizeof s->job_id); return "job_id";
     case 4: s->n_batch_sizes = 0; return "batch_sizes";
     case 5: s->batch_sizes[1] = 64; return "batch_sizes";
@@ -137,7 +138,7 @@ static void test_messages_name_values(void **unused)
     assert_int_equal(spec_validate(&s, &err), ZBSO_EINVAL);
     assert_string_equal(err.msg, "batch size 16 appears more than once in batch_sizes");
     s = valid();
-    strcpy(s.job_id, "other-1");
+    snprintf(s.job_id, sizeof s.job_id, "%s", "other-1");
     assert_int_equal(spec_validate(&s, &err), ZBSO_EINVAL);
     assert_string_equal(err.msg, "Job_id(other-1) does not start with prefix(mnist).");
 }
@@ -158,7 +159,7 @@ static void test_equal(void **unused)
     b.batch_sizes[2] = 128;
     assert_false(spec_equal(&a, &b));
     b = a;
-    strcpy(b.gpu_model, "A100");
+    snprintf(b.gpu_model, sizeof b.gpu_model, "%s", "A100");
     assert_false(spec_equal(&a, &b));
     b = a;
     b.has_mab_seed = true;
@@ -175,7 +176,7 @@ static void test_result_and_trial_id(void **unused)
     zbso_training_result r;
     zbso_err err;
     memset(&r, 0, sizeof r);
-    strcpy(r.trial.job_id, "j-1");
+    snprintf(r.trial.job_id, sizeof r.trial.job_id, "%s", "j-1");
     r.trial.batch_size = 32;
     r.trial.trial_number = 1;
     r.current_epoch = 1;
