@@ -72,11 +72,15 @@ void opt_arm_refit(const zbso_job_spec *spec, const zbso_trial *reported, zbso_t
     size_t used = 0, kept = 0;
     memset(skips, 0, sizeof *skips);
     for (size_t i = 0; i < n; i++) {
-        if (others[i].trial_number != reported->trial_number)
-            others[kept++] = others[i];
+        if (others[i].trial_number == reported->trial_number)
+            continue;
+        if (kept != i)
+            others[kept] = others[i];
+        kept++;
     }
     /* Zeus's get_trial_results_of_bs: newest first, at most window_size of them. */
-    qsort(others, kept, sizeof *others, newest_first);
+    if (kept > 1)              /* others may be NULL when n is 0 */
+        qsort(others, kept, sizeof *others, newest_first);
     size_t window = (size_t)spec->window_size;
     if (window > 0 && kept > window)
         kept = window;
