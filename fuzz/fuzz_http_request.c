@@ -4,24 +4,30 @@
  * split and decoded as libmicrohttpd 0.9.75 does before our code runs (checked against the
  * real library: '?' splits path and query, '&' the arguments, the first '=' key and value,
  * '+' is a space in arguments, %XX decodes with MHD_http_unescape itself, keys compare
- * without case, the first job_id wins and one without '=' has no value). Checks that a
- * route found serves that method and path, that a 405's Allow list names only methods the
- * path serves, that the job_id check accepts exactly the 1..ZBSO_ID_MAX byte values and
- * copies them whole, and that every error reply (404, 405, 422) is JSON that reads back. */
+ * without case by their decoded length, a value keeps a decoded %00 and its length counts
+ * it, the first job_id wins and one without '=' has no value). Checks that a route found
+ * serves that method and path, that a 405's Allow list names only methods the path serves,
+ * that the job_id check accepts exactly the 1..ZBSO_ID_MAX byte values of well-formed
+ * UTF-8 without a NUL and copies them whole, and that every error reply (404, 405, 422) is
+ * JSON that reads back. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
 #include <microhttpd.h>
 
 #include "fuzz.h"
 #include "http/httpInt.h"
 
-/* The value of the first argument named job_id in query (decoded in place), as
- * MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "job_id") returns it: NULL when
- * there is none or the first has no '='. */
-static char *query_lookup_job_id(char *query)
+/* The value of the first argument named job_id in query (decoded in place) and its decoded
+ * length in *len, as MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND, "job_id", 6,
+ * ...) gives them: a decoded %00 stays inside the value and is counted, and a key compares
+ * by its decoded length (job_id%00x is another key). NULL when there is none or the first
+ * has no '='. */
+static char *query_lookup_job_id(char *query, size_t *len)
 {
+    *len = 0;
     while (query && *query) {
         char *amp = strchr(query, '&');
         if (amp)
@@ -32,14 +38,14 @@ static char *query_lookup_job_id(char *query)
         for (char *p = query; *p; p++)
             if (*p == '+')
                 *p = ' ';
-        MHD_http_unescape(query);
-        if (strcasecmp(query, "job_id") == 0) {
+        size_t key_len = MHD_http_unescape(query);
+        if (key_len == 6 && strncasecmp(query, "job_id", 6) == 0) {
             if (!eq)
                 return NULL;
             for (char *p = eq + 1; *p; p++)
                 if (*p == '+')
                     *p = ' ';
-            MHD_http_unescape(eq + 1);
+            *len = MHD_http_unescape(eq + 1);
             return eq + 1;
         }
         query = amp ? amp + 1 : NULL;
@@ -96,16 +102,19 @@ static void check_route(const char *method, const char *path)
     check_error_reply(&err, ZBSO_EMETHOD, 405);
 }
 
-static void check_job_id(const char *v)
+static void check_job_id(const char *v, size_t len)
 {
     char job_id[ZBSO_ID_MAX + 1] = "unchanged";
     zbso_err err;
     err_clear(&err);
-    int rc = http_query_job_id(v, job_id, &err);
-    bool ok = v && v[0] != '\0' && strlen(v) <= ZBSO_ID_MAX;
+    int rc = http_query_job_id(v, len, job_id, &err);
+    /* jansson's UTF-8 check (json_stringn) is the independent judge of well-formedness. */
+    json_t *as_json = v ? json_stringn(v, len) : NULL;
+    bool ok = as_json && len >= 1 && len <= ZBSO_ID_MAX && memchr(v, '\0', len) == NULL;
+    json_decref(as_json);
     FUZZ_CHECK((rc == 0) == ok);
     if (rc == 0) {
-        FUZZ_CHECK(strcmp(job_id, v) == 0);
+        FUZZ_CHECK(memcmp(job_id, v, len) == 0 && job_id[len] == '\0');
         return;
     }
     FUZZ_CHECK(rc == ZBSO_EINVAL && err.code == rc);
@@ -126,10 +135,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *query = strchr(target, '?');
     if (query)
         *query++ = '\0';
-    char *job_id = query_lookup_job_id(query);
+    size_t job_id_len = 0;
+    char *job_id = query_lookup_job_id(query, &job_id_len);
     MHD_http_unescape(target);
     check_route(line, target);
-    check_job_id(job_id);
+    check_job_id(job_id, job_id_len);
     free(line);
     return 0;
 }

@@ -34,8 +34,8 @@ static void check_valid(const zbso_job_spec *s)
     FUZZ_CHECK(s->target_metric == s->target_metric && s->target_metric > -INFINITY &&
                s->target_metric < INFINITY);
     FUZZ_CHECK(s->max_epochs > 0 && s->num_pruning_rounds >= 0 && s->window_size >= 0);
-    FUZZ_CHECK(s->mab_prior_mean > -INFINITY && s->mab_prior_mean < INFINITY);
-    FUZZ_CHECK(s->mab_prior_precision >= 0.0 && s->mab_prior_precision < INFINITY);
+    FUZZ_CHECK(s->mab_prior_mean >= -1e150 && s->mab_prior_mean <= 1e150);
+    FUZZ_CHECK(s->mab_prior_precision >= 0.0 && s->mab_prior_precision <= 1e150);
     FUZZ_CHECK(s->mab_num_explorations >= 0);
     FUZZ_CHECK(!s->has_mab_seed || s->mab_seed <= INT64_MAX);
     FUZZ_CHECK(s->max_power > 0.0 && s->max_power < INFINITY);

@@ -260,7 +260,13 @@ int codec_job_spec_parse(const char *buf, size_t len, zbso_job_spec *out, zbso_e
         goto out;
     if ((rc = job_spec_from_json(obj, out, err)) < 0)
         goto out;
-    rc = spec_validate(out, err);
+    if ((rc = spec_validate(out, err)) < 0)
+        goto out;
+    /* "job_id": "" is a job id that does not start with the prefix (Zeus: 422), not a
+     * request for a generated one (null or absent), which out->job_id cannot tell. */
+    json_t *id = json_object_get(obj, "job_id");
+    if (json_is_string(id) && json_string_length(id) == 0)
+        rc = spec_check_job_id("", out->job_id_prefix, err);
 out:
     json_decref(obj);
     return rc;

@@ -21,6 +21,22 @@ double opt_cost(double energy_j, double time_s, double eta, double max_power_w);
 /* The cost of a Succeeded trial under the job's eta and max_power. */
 double opt_trial_cost(const zbso_job_spec *spec, const zbso_trial *trial);
 
+/* The costs zbso accepts (beyond Zeus; docs/DESIGN.md, "Bad values"): 0, or OPT_COST_MIN
+ * to OPT_COST_MAX joules; and the prior: |mab_prior_mean| and mab_prior_precision at most
+ * OPT_PRIOR_MAX. With at most OPT_FIT_MAX_REWARDS rewards whose costs are accepted, every
+ * sum, mean and variance of an arm fit and the fitted arm's mean are finite, and its
+ * precision is positive, infinite only when the variance is 0 (Zeus's exact arm); stats.c
+ * gives the derivation. A cost outside the range (NaN and infinities included) is refused
+ * at the boundary (opt_report_decide) and skipped when fitting from stored trials
+ * (opt_arm_fit_trials, opt_arm_refit). */
+#define OPT_COST_MIN 1e-100
+#define OPT_COST_MAX 1e150
+#define OPT_PRIOR_MAX 1e150
+#define OPT_FIT_MAX_REWARDS 1048576
+
+/* True when cost is 0 or in [OPT_COST_MIN, OPT_COST_MAX]; false for NaN. */
+bool opt_cost_accepted(double cost);
+
 /* numpy's pairwise summation of a float64 array (np.sum); 0.0 for n = 0. */
 double opt_sum(const double *a, size_t n);
 
@@ -68,12 +84,39 @@ int opt_prune_next(const zbso_job *job, const zbso_trial *explorations, size_t n
 void opt_arm_fit(int64_t batch_size, double prior_mean, double prior_precision,
                  const double *rewards, size_t n, zbso_arm *out);
 
-/* Fits the arm of batch_size from the job's Succeeded trials of that batch size, oldest
- * first (trials[0..n-1]): reward = -cost of each, only the last spec->window_size of them
- * when window_size > 0, with the spec's prior. rewards is scratch space for n doubles.
- * Cannot fail. */
+/* The measurements an arm fit from stored trials left out because their cost is not
+ * accepted (opt_cost_accepted): such rows can only have been written by an older zbso,
+ * which took any finite time and energy. The caller logs them. */
+typedef struct opt_fit_skips {
+    size_t n;                 /* how many were left out */
+    int64_t trial_number;     /* the first one left out (when n > 0) */
+    double cost;              /* its cost */
+} opt_fit_skips;
+
+/* Fits the arm of batch_size from trials[0..n-1] in the order given (Succeeded trials of
+ * that batch size), reward = -cost under the spec's eta and max_power, with the spec's
+ * prior: how arms are created at the end of pruning, from every Succeeded Exploration of
+ * the batch size in trial-number order (Zeus's construct_mab; window_size does not apply).
+ * Trials whose cost is not accepted are left out and counted in *skips. rewards is scratch
+ * space for n doubles and holds on return the rewards fitted, in order, in
+ * rewards[0..out->num_observations-1]; n must be at most OPT_FIT_MAX_REWARDS. Cannot
+ * fail. */
 void opt_arm_fit_trials(const zbso_job_spec *spec, int64_t batch_size,
-                        const zbso_trial *trials, size_t n, double *rewards, zbso_arm *out);
+                        const zbso_trial *trials, size_t n, double *rewards, zbso_arm *out,
+                        opt_fit_skips *skips);
+
+/* Refits the arm of reported->batch_size after a report ended trial `reported`, exactly
+ * as Zeus's GaussianTS.report does (SPEC §3.2): from others, the batch size's Succeeded
+ * trials in any order (an entry with the reported trial's number is ignored, so the list
+ * may be read before or after the reported trial is stored), take the newest window_size
+ * by trial number (all of them when window_size is 0), newest first; when that gave
+ * window_size of them, drop the oldest and turn the rest to ascending order; then append
+ * the reported trial. The rewards, in that order, are fitted as opt_arm_fit_trials does
+ * (unaccepted costs left out and counted in *skips). Reorders others. rewards is scratch
+ * space for n + 1 doubles and holds on return the rewards fitted, in order; n must be below
+ * OPT_FIT_MAX_REWARDS. Cannot fail. */
+void opt_arm_refit(const zbso_job_spec *spec, const zbso_trial *reported, zbso_trial *others,
+                   size_t n, double *rewards, zbso_arm *out, opt_fit_skips *skips);
 
 /* The MAB choice (SPEC §3.1): a random permutation of the arms (ascending by batch size);
  * the first with num_observations < num_explorations wins; else one normal sample per arm
@@ -101,7 +144,9 @@ typedef struct opt_report_decision {
 
 /* Decides a report (SPEC §3.2) for trial, which the caller found by the result's job id
  * and trial number, at unix time now. Returns 0 with *out filled; ZBSO_ENOTFOUND when the
- * trial's batch size differs from the result's; ZBSO_ECONFLICT when the trial is Failed. */
+ * trial's batch size differs from the result's; ZBSO_ECONFLICT when the trial is Failed;
+ * ZBSO_EINVAL at body.time or body.energy (whichever term of the cost is larger) when the
+ * trial has no result yet and the result's cost is not accepted (opt_cost_accepted). */
 int opt_report_decide(const zbso_job *job, const zbso_trial *trial,
                       const zbso_training_result *result, double now,
                       opt_report_decision *out, zbso_err *err);

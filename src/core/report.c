@@ -6,6 +6,28 @@
 
 #include "core/optimizer.h"
 
+/* Refuses a result whose cost is not accepted (opt_cost_accepted): ZBSO_EINVAL at
+ * body.time or body.energy, whichever term of the cost is the larger, naming both values,
+ * the cost and the accepted range. */
+static int cost_refused(const zbso_job_spec *spec, const zbso_training_result *result,
+                        double cost, zbso_err *err)
+{
+    char time_buf[OPT_FMT_DOUBLE_MAX], energy_buf[OPT_FMT_DOUBLE_MAX];
+    char cost_buf[OPT_FMT_DOUBLE_MAX], eta_buf[OPT_FMT_DOUBLE_MAX];
+    char power_buf[OPT_FMT_DOUBLE_MAX];
+    double energy_term = spec->eta_knob * result->energy;
+    double time_term = ((1.0 - spec->eta_knob) * spec->max_power) * result->time;
+    return err_set_field(err, ZBSO_EINVAL, "body", time_term > energy_term ? "time" : "energy",
+                         "time %s s and energy %s J give cost %s (eta_knob %s, max_power %s "
+                         "W); a cost must be 0 or between %g and %g so that the arm's sums, "
+                         "means and variances stay finite",
+                         opt_fmt_double(time_buf, result->time),
+                         opt_fmt_double(energy_buf, result->energy),
+                         opt_fmt_double(cost_buf, cost), opt_fmt_double(eta_buf, spec->eta_knob),
+                         opt_fmt_double(power_buf, spec->max_power), OPT_COST_MIN,
+                         OPT_COST_MAX);
+}
+
 int opt_report_decide(const zbso_job *job, const zbso_trial *trial,
                       const zbso_training_result *result, double now,
                       opt_report_decision *out, zbso_err *err)
@@ -45,6 +67,10 @@ int opt_report_decide(const zbso_job *job, const zbso_trial *trial,
     if (spec->has_beta_knob && job->has_min_cost)
         cost_ub = spec->beta_knob * job->min_cost;
     double cost = opt_cost(result->energy, result->time, spec->eta_knob, spec->max_power);
+    if (!opt_cost_accepted(cost)) {
+        rc = cost_refused(spec, result, cost, err);
+        goto out;
+    }
     bool within = cost_ub >= cost;
     bool converged = spec->higher_is_better_metric ? spec->target_metric <= result->metric
                                                    : spec->target_metric >= result->metric;

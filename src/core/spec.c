@@ -134,12 +134,23 @@ static int check_knobs(const zbso_job_spec *s, zbso_err *err)
                              (long long)s->window_size);
     if ((rc = check_finite(s->mab_prior_mean, "mab_prior_mean", err)) < 0)
         return rc;
+    if (fabs(s->mab_prior_mean) > OPT_PRIOR_MAX)
+        return err_set_field(err, ZBSO_EINVAL, "body", "mab_prior_mean",
+                             "mab_prior_mean must be between -%g and %g, got %s (a larger "
+                             "prior makes the arms' means non-finite)",
+                             OPT_PRIOR_MAX, OPT_PRIOR_MAX,
+                             opt_fmt_double(buf, s->mab_prior_mean));
     if ((rc = check_finite(s->mab_prior_precision, "mab_prior_precision", err)) < 0)
         return rc;
     if (s->mab_prior_precision < 0.0)
         return err_set_field(err, ZBSO_EINVAL, "body", "mab_prior_precision",
                              "mab_prior_precision must be at least 0, got %s",
                              opt_fmt_double(buf, s->mab_prior_precision));
+    if (s->mab_prior_precision > OPT_PRIOR_MAX)
+        return err_set_field(err, ZBSO_EINVAL, "body", "mab_prior_precision",
+                             "mab_prior_precision must be at most %g, got %s (a larger "
+                             "prior makes the arms' means non-finite)",
+                             OPT_PRIOR_MAX, opt_fmt_double(buf, s->mab_prior_precision));
     if (s->mab_num_explorations < 0)
         return err_set_field(err, ZBSO_EINVAL, "body", "mab_num_explorations",
                              "mab_num_explorations must be at least 0, got %lld",
@@ -157,6 +168,14 @@ static int check_knobs(const zbso_job_spec *s, zbso_err *err)
     return 0;
 }
 
+int spec_check_job_id(const char *job_id, const char *prefix, zbso_err *err)
+{
+    if (strncmp(job_id, prefix, strlen(prefix)) == 0)
+        return 0;
+    return err_set_field(err, ZBSO_EINVAL, "body", "job_id",
+                         "Job_id(%s) does not start with prefix(%s).", job_id, prefix);
+}
+
 int spec_validate(zbso_job_spec *s, zbso_err *err)
 {
     int64_t sorted[ZBSO_MAX_BATCH_SIZES];
@@ -167,13 +186,8 @@ int spec_validate(zbso_job_spec *s, zbso_err *err)
         goto out;
     if ((rc = check_string(s->job_id, sizeof s->job_id, false, "job_id", err)) < 0)
         goto out;
-    if (s->job_id[0] != '\0' &&
-        strncmp(s->job_id, s->job_id_prefix, strlen(s->job_id_prefix)) != 0) {
-        rc = err_set_field(err, ZBSO_EINVAL, "body", "job_id",
-                           "Job_id(%s) does not start with prefix(%s).", s->job_id,
-                           s->job_id_prefix);
+    if (s->job_id[0] != '\0' && (rc = spec_check_job_id(s->job_id, s->job_id_prefix, err)) < 0)
         goto out;
-    }
     if ((rc = check_batch_sizes(s, sorted, err)) < 0)
         goto out;
     if ((rc = check_default(s, sorted, err)) < 0)

@@ -14,10 +14,17 @@
  * mab_num_explorations 2, no seed; everything else zero/empty. */
 void spec_defaults(zbso_job_spec *s);
 
-/* Checks every value rule of SPEC §2 and sorts batch_sizes ascending. On failure returns
+/* Checks every value rule of SPEC §2 (and the prior's bounds, OPT_PRIOR_MAX in
+ * core/optimizer.h) and sorts batch_sizes ascending. On failure returns
  * ZBSO_EINVAL with err->where = "body", err->loc = the field, and a message naming the
  * value. s is left sorted or unchanged. */
 int spec_validate(zbso_job_spec *s, zbso_err *err);
+
+/* Zeus's JobSpec._check_job_id: a job_id the client gave, even "", must start with
+ * prefix. Returns 0, or ZBSO_EINVAL at body.job_id with Zeus's message "Job_id(<id>) does
+ * not start with prefix(<prefix>).". spec_validate applies it to a non-empty job_id; the
+ * codec to a "job_id": "" (which the spec cannot tell from no job_id). */
+int spec_check_job_id(const char *job_id, const char *prefix, zbso_err *err);
 
 /* True when two validated specs are identical in every field (job ids included). */
 bool spec_equal(const zbso_job_spec *a, const zbso_job_spec *b);

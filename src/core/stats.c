@@ -22,6 +22,27 @@ double opt_trial_cost(const zbso_job_spec *spec, const zbso_trial *trial)
     return opt_cost(trial->energy, trial->time, spec->eta_knob, spec->max_power);
 }
 
+/* Why the bounds of optimizer.h keep an arm fit finite. Take n <= N = 2^20 rewards, each 0
+ * or in [-C, -c] with C = OPT_COST_MAX = 1e150 and c = OPT_COST_MIN = 1e-100, and a prior
+ * with |m0| <= P and 0 <= p0 <= P, P = OPT_PRIOR_MAX = 1e150 (so |p0 * m0| <= 1e300).
+ * - sum, mean: the rewards share one sign, so no partial sum exceeds n * C ~ 1e156.
+ * - variance: |r - mean| <= C, each square <= 1e300, their sum <= N * 1e300 ~ 1e306: v is
+ *   finite (C may not exceed sqrt(DBL_MAX / N) ~ 1.3e151), and q = 1/v >= 1e-300 > 0.
+ * - v = 0: the arm is mean(r) with infinite precision, finite.
+ * - v > 0 and some reward is 0: its deviation is |m| >= c/n, so v >= m^2/n, q <= n^3/c^2
+ *   ~ 1e218: n*q <= n^4/c^2 ~ 1e224 and |q * sum| <= q*n*|m| <= n^3/c ~ 1e118.
+ * - v > 0 and none is 0: |m| >= c and one deviation is at least 2^-56 |m| (two distinct
+ *   doubles of one sign differ by at least 2^-53 of the smaller; if the smallest reward is
+ *   under |m|/2 it lies |m|/2 from the mean), so v >= 2^-112 m^2/n, n*q <= 2^112 n^2/c^2 ~
+ *   6e245 and |q * sum| <= 2^112 n^2/|m| ~ 6e145.
+ * So precision = p0 + n*q is finite and positive, the numerator p0*m0 + q*sum is finite,
+ * and their quotient, a weighted mean of m0 and mean(r), is at most max(P, C) in size.
+ * The margins dwarf rounding; the service lists at most N trials for one fit. */
+bool opt_cost_accepted(double cost)
+{
+    return cost == 0.0 || (cost >= OPT_COST_MIN && cost <= OPT_COST_MAX);
+}
+
 /* Element i as summed: a[i], or (a[i] - center)^2 when squared deviations are summed, so
  * np.var's `x = arr - mean; x = x * x; sum(x)` needs no temporary array. */
 static double elem(const double *a, size_t i, double center, int sq_dev)

@@ -50,11 +50,13 @@ typedef struct http_route {
  * path's methods when the path exists (405) and NULL when it does not (404). */
 const http_route *http_route_find(const char *method, const char *path, const char **allow);
 
-/* Checks the job_id query argument v (as libmicrohttpd decoded it; NULL when absent) and
- * copies it into job_id (ZBSO_ID_MAX + 1 bytes). Returns 0, or ZBSO_EINVAL with loc
- * ["query","job_id"] when it is missing, empty or longer than any job id can be (job_id is
- * then unchanged). Pure, for the fuzz target fuzz/fuzz_http_request.c. */
-int http_query_job_id(const char *v, char *job_id, zbso_err *err);
+/* Checks the job_id query argument v of len bytes (as libmicrohttpd decoded it, len
+ * counting any decoded NUL; v NULL when absent) and copies it into job_id (ZBSO_ID_MAX + 1
+ * bytes). Returns 0, or ZBSO_EINVAL with loc ["query","job_id"] when it is missing, empty,
+ * contains a NUL (%00), is not well-formed UTF-8 or is longer than any job id can be
+ * (job_id is then unchanged).
+ * Pure, for the fuzz target fuzz/fuzz_http_request.c. */
+int http_query_job_id(const char *v, size_t len, char *job_id, zbso_err *err);
 
 /* The HTTP status of a ZBSO_E* code (src/http/status.c): EINVAL 422, ENOTFOUND 404,
  * ECONFLICT 409, EAUTH 401, ETOOBIG 413, EMETHOD 405, EUNAVAIL 503, others 500. */

@@ -21,28 +21,90 @@ static void reply_json(http_reply *r, unsigned status, char *body, size_t len)
     r->body_static = false;
 }
 
-int http_query_job_id(const char *v, char *job_id, zbso_err *err)
+/* Returns the offset of the first byte of s[0..len) that does not begin a well-formed UTF-8
+ * sequence (RFC 3629: no overlong forms, surrogates or code points above U+10FFFF), or len
+ * when all of it is well formed. */
+static size_t utf8_bad_at(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = s[i];
+        size_t n;
+        unsigned lo = 0x80, hi = 0xbf;   /* bounds of the second byte */
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if (c >= 0xc2 && c <= 0xdf) {
+            n = 2;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            n = 3;
+            if (c == 0xe0)
+                lo = 0xa0;               /* overlong */
+            if (c == 0xed)
+                hi = 0x9f;               /* surrogates */
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            n = 4;
+            if (c == 0xf0)
+                lo = 0x90;               /* overlong */
+            if (c == 0xf4)
+                hi = 0x8f;               /* above U+10FFFF */
+        } else {
+            return i;
+        }
+        if (len - i < n || s[i + 1] < lo || s[i + 1] > hi)
+            return i;
+        for (size_t k = 2; k < n; k++) {
+            if (s[i + k] < 0x80 || s[i + k] > 0xbf)
+                return i;
+        }
+        i += n;
+    }
+    return len;
+}
+
+int http_query_job_id(const char *v, size_t len, char *job_id, zbso_err *err)
 {
     if (!v)
         return err_set_field(err, ZBSO_EINVAL, "query", "job_id", "field required");
-    size_t n = strlen(v);
-    if (n == 0)
+    if (len == 0)
         return err_set_field(err, ZBSO_EINVAL, "query", "job_id",
                              "job_id must not be empty");
-    if (n > ZBSO_ID_MAX)
+    /* A decoded %00 would cut the id short and name another job (h-b%00x is not h-b);
+     * no stored job id holds a NUL (JSON bodies refuse it, PostgreSQL text cannot). */
+    const char *nul = memchr(v, '\0', len);
+    if (nul)
         return err_set_field(err, ZBSO_EINVAL, "query", "job_id",
-                             "job_id is %zu bytes long, over the maximum of %d", n,
+                             "job_id contains a NUL character (%%00) at byte %zu; a job id "
+                             "cannot contain NUL",
+                             (size_t)(nul - v));
+    /* Every stored job id came in a JSON body, which is UTF-8; PostgreSQL refuses any
+     * other bytes in text, so say so here alike for both stores. */
+    size_t bad = utf8_bad_at((const unsigned char *)v, len);
+    if (bad < len)
+        return err_set_field(err, ZBSO_EINVAL, "query", "job_id",
+                             "job_id is not valid UTF-8: byte 0x%02x at %zu",
+                             (unsigned char)v[bad], bad);
+    if (len > ZBSO_ID_MAX)
+        return err_set_field(err, ZBSO_EINVAL, "query", "job_id",
+                             "job_id is %zu bytes long, over the maximum of %d", len,
                              ZBSO_ID_MAX);
-    memcpy(job_id, v, n + 1);
+    memcpy(job_id, v, len);
+    job_id[len] = '\0';
     return 0;
 }
 
-/* Reads the job_id query argument, as MHD decoded it, into r->job_id (see
+/* Reads the job_id query argument, as MHD decoded it with its decoded length (a %00 stays
+ * in the value, so the length tells it from a shorter id), into r->job_id (see
  * http_query_job_id). */
 static int query_job_id(struct MHD_Connection *c, http_reply *r)
 {
-    return http_query_job_id(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "job_id"),
-                             r->job_id, &r->err);
+    const char *v = NULL;
+    size_t len = 0;
+    if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND, "job_id", strlen("job_id"), &v,
+                                      &len) != MHD_YES)
+        v = NULL;
+    return http_query_job_id(v, len, r->job_id, &r->err);
 }
 
 /* Handlers: each fills r (status, body, job id for the log); failures become error

@@ -12,9 +12,13 @@
 
 #include "core/optimizer.h"
 #include "core/spec.h"
+#include "util/log.h"
 
 #define GEN_ID_TRIES 16          /* generated job ids tried before giving up */
 #define MAX_LISTED_TRIALS 1048576 /* trials one decision may load */
+
+/* An arm fit gets at most MAX_LISTED_TRIALS (+ the reported one, which is among them). */
+_Static_assert(MAX_LISTED_TRIALS <= OPT_FIT_MAX_REWARDS, "arm fits within the core's bound");
 
 /* ---- the system environment ---- */
 
@@ -86,24 +90,45 @@ static int list_trials(store_txn *t, const char *job_id, const store_trial_query
     return rc;
 }
 
-/* Fits the arm of batch size bs from the trials q selects (Succeeded ones of that batch
- * size) and stores it. Returns 0 or a negative code with err set. */
-static int refit_arm(store_txn *t, const zbso_job *job, const store_trial_query *q,
-                     zbso_err *err)
+/* Logs the stored measurements an arm fit left out (see opt_fit_skips): the core decides,
+ * the service says so. */
+static void warn_skips(const zbso_job *job, int64_t batch_size, const opt_fit_skips *skips)
+{
+    char cost[OPT_FMT_DOUBLE_MAX];
+    if (skips->n == 0)
+        return;
+    log_warn("job %s: arm of batch size %lld fitted without %zu stored measurement(s) whose "
+             "cost is not 0 or in [%g, %g] (first: trial %lld, cost %s); an older zbso "
+             "accepted them",
+             job->spec.job_id, (long long)batch_size, skips->n, OPT_COST_MIN, OPT_COST_MAX,
+             (long long)skips->trial_number, opt_fmt_double(cost, skips->cost));
+}
+
+/* Lists the trials q selects (Succeeded ones of q->batch_size) and fits that batch size's
+ * arm: from all of them in trial-number order when reported is NULL (arms created at the
+ * end of pruning), else by Zeus's report rule after the trial reported ended
+ * (opt_arm_refit). Stores the arm. Returns 0 or a negative code with err set. */
+static int fit_arm(store_txn *t, const zbso_job *job, const store_trial_query *q,
+                   const zbso_trial *reported, zbso_err *err)
 {
     trial_list l = {0};
     double *rewards = NULL;
     zbso_arm arm;
+    opt_fit_skips skips;
     int rc = list_trials(t, job->spec.job_id, q, &l, err);
     if (rc < 0)
         goto out;
-    rewards = malloc((l.n ? l.n : 1) * sizeof *rewards);
+    rewards = malloc((l.n + 1) * sizeof *rewards);
     if (rewards == NULL) {
         rc = err_set(err, ZBSO_ENOMEM, "out of memory fitting arm %lld of job %s",
                      (long long)q->batch_size, job->spec.job_id);
         goto out;
     }
-    opt_arm_fit_trials(&job->spec, q->batch_size, l.v, l.n, rewards, &arm);
+    if (reported == NULL)
+        opt_arm_fit_trials(&job->spec, q->batch_size, l.v, l.n, rewards, &arm, &skips);
+    else
+        opt_arm_refit(&job->spec, reported, l.v, l.n, rewards, &arm, &skips);
+    warn_skips(job, q->batch_size, &skips);
     rc = store_arm_put(t, job->spec.job_id, &arm, err);
 out:
     free(rewards);
@@ -295,7 +320,7 @@ static int enter_mab(store_txn *t, zbso_job *job, const opt_prune_decision *d,
             .batch_size = d->survivors[i],
             .last_n = 0,
         };
-        if ((rc = refit_arm(t, job, &q, err)) < 0)
+        if ((rc = fit_arm(t, job, &q, NULL, err)) < 0)
             goto out;
     }
     job->stage = ZBSO_STAGE_MAB;
@@ -479,13 +504,17 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
     for (size_t i = 0; i < n_arms; i++) {
         if (arms[i].batch_size != d->trial.batch_size)
             continue;
+        /* The reported trial is stored by now: one more than the window leaves the
+         * window's worth of others (opt_arm_refit ignores the reported one). A window
+         * larger than any list is all of it. */
+        int64_t window = job.spec.window_size;
         store_trial_query q = {
             .type_mask = 0,
             .status_mask = 1u << ZBSO_TRIAL_SUCCEEDED,
             .batch_size = d->trial.batch_size,
-            .last_n = job.spec.window_size,
+            .last_n = window > 0 && window < MAX_LISTED_TRIALS ? window + 1 : 0,
         };
-        rc = refit_arm(t, &job, &q, err);
+        rc = fit_arm(t, &job, &q, &d->trial, err);
         break;
     }
 out:

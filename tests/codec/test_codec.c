@@ -110,6 +110,27 @@ static void test_nullable_fields(void **state)
     assert_int_equal(s.mab_seed, 0);
 }
 
+/* "job_id": "" is not "no job id": like Zeus, it does not start with the prefix (422), while
+ * null (above) and absence ask for a generated one. */
+static void test_empty_job_id_refused(void **state)
+{
+    zbso_job_spec s;
+    zbso_err err;
+    assert_int_equal(parse_with(",\"job_id\":\"\"", &s, &err), ZBSO_EINVAL);
+    assert_string_equal(err.where, "body");
+    assert_string_equal(err.loc, "job_id");
+    assert_string_equal(err.msg, "Job_id() does not start with prefix(p).");
+    size_t len = 0;
+    char *body = codec_error_dump(&err, true, &len);
+    assert_string_equal(body, "{\"detail\":[{\"loc\":[\"body\",\"job_id\"],\"msg\":"
+                              "\"Job_id() does not start with prefix(p).\",\"type\":"
+                              "\"value_error\"}]}");
+    free(body);
+    /* Other errors of the spec come first, as Zeus's field checks precede its root ones. */
+    assert_int_equal(parse_with(",\"job_id\":\"\",\"eta_knob\":2", &s, &err), ZBSO_EINVAL);
+    assert_string_equal(err.loc, "eta_knob");
+}
+
 static void expect_field_error(const char *text, const char *field, const char *needle)
 {
     zbso_job_spec s;
@@ -418,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_full_spec),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_nullable_fields),
+        cmocka_unit_test(test_empty_job_id_refused),
         cmocka_unit_test(test_missing_required),
         cmocka_unit_test(test_strict_types),
         cmocka_unit_test(test_integral_reals_accepted),

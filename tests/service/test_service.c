@@ -787,6 +787,127 @@ static void test_job_version(void **state)
     assert_int_equal(v, -7);
 }
 
+/* One batch size (32), no pruning, no explorations: every answer is 32 in MAB. */
+static zbso_job_spec single_arm_spec(const char *job_id, int64_t window_size)
+{
+    zbso_job_spec s = make_spec(job_id);
+    zbso_err err;
+    s.batch_sizes[0] = 32;
+    s.n_batch_sizes = 1;
+    s.num_pruning_rounds = 0;
+    s.mab_num_explorations = 0;
+    s.window_size = window_size;
+    assert_int_equal(spec_validate(&s, &err), 0);
+    return s;
+}
+
+/* Concurrent trials of one batch size finishing out of trial-number order refit the arm by
+ * Zeus's rule (core: opt_arm_refit): the other Succeeded trials newest first, at most
+ * window_size; a full window drops its oldest and turns ascending; the reported one last. */
+static void test_refit_out_of_order(void **state)
+{
+    fixture *fx = *state;
+    static const int64_t windows[2] = {2, 0};
+    for (int k = 0; k < 2; k++) {
+        char job_id[16];
+        snprintf(job_id, sizeof job_id, "job-o%d", k);
+        zbso_job_spec s = single_arm_spec(job_id, windows[k]);
+        register_ok(fx, &s, true);
+        zbso_trial_id t[5];
+        for (int i = 1; i <= 4; i++) {
+            t[i] = next_ok(fx, job_id);
+            assert_int_equal(t[i].trial_number, i);
+            assert_int_equal(t[i].batch_size, 32);
+        }
+        /* Trial i costs 100 * i (eta 1: energy); they end in the order 4, 1, 3, 2. */
+        static const int order[4] = {4, 1, 3, 2};
+        for (int i = 0; i < 4; i++)
+            report(fx, t[order[i]], 100.0 * order[i], 0.95, 1, 0);
+        /* Report of 2: window 2 reads 4 3 (full), drops 3: rewards -400 -200 (the old rule,
+         * the last two by number, fitted 3 4). Window 0 reads 4 3 1, newest first, then 2. */
+        double w2[2] = {-400, -200}, w0[4] = {-400, -300, -100, -200};
+        zbso_arm want;
+        if (windows[k] == 2)
+            opt_arm_fit(32, 0.0, 0.0, w2, 2, &want);
+        else
+            opt_arm_fit(32, 0.0, 0.0, w0, 4, &want);
+        peek p = peek_at(fx, job_id, 0);
+        assert_int_equal(p.n_arms, 1);
+        assert_int_equal(p.arms[0].num_observations, want.num_observations);
+        if (p.arms[0].param_mean != want.param_mean ||
+            p.arms[0].param_precision != want.param_precision)
+            fail_msg("window %lld: arm (%.17g, %.17g), want (%.17g, %.17g)",
+                     (long long)windows[k], p.arms[0].param_mean, p.arms[0].param_precision,
+                     want.param_mean, want.param_precision);
+    }
+}
+
+static int insert_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    const zbso_trial *trial = arg;
+    zbso_job job;
+    int rc = store_job_get(t, "job-b", true, &job, err);
+    if (rc == 0)
+        rc = store_trial_insert(t, "job-b", trial, err);
+    job.num_trials = trial->trial_number;
+    if (rc == 0)
+        rc = store_job_update(t, &job, err);
+    return rc;
+}
+
+/* A report whose cost is not finite (the issue's 1e308 s and 1e308 J) is refused with 422
+ * at body.time and stores nothing; a measurement an older zbso stored anyway is left out of
+ * the arms instead of poisoning every later request. */
+static void test_bad_values(void **state)
+{
+    fixture *fx = *state;
+    zbso_job_spec s = single_arm_spec("job-b", 0);
+    zbso_training_result r;
+    zbso_report_response resp;
+    zbso_err err;
+    s.eta_knob = 0.5;
+    register_ok(fx, &s, true);
+    zbso_trial_id id = next_ok(fx, "job-b");
+    int64_t version = peek_at(fx, "job-b", 0).job.version;
+    memset(&r, 0, sizeof r);
+    r.trial = id;
+    r.time = 1e308;
+    r.energy = 1e308;
+    r.metric = 0.95;
+    r.current_epoch = 1;
+    err_clear(&err);
+    assert_int_equal(svc_report(fx->st, &fx->env, &r, &resp, NULL, &err), ZBSO_EINVAL);
+    assert_string_equal(err.where, "body");
+    assert_string_equal(err.loc, "time");
+    assert_non_null(strstr(err.msg, "give cost inf"));
+    peek p = peek_at(fx, "job-b", id.trial_number);
+    assert_int_equal(p.trial.status, ZBSO_TRIAL_DISPATCHED);
+    assert_int_equal(p.job.version, version);
+    assert_int_equal(p.arms[0].num_observations, 0);
+
+    /* What an older zbso stored: a Succeeded trial 2 of 32 with that result. */
+    zbso_trial legacy;
+    memset(&legacy, 0, sizeof legacy);
+    legacy.trial_number = 2;
+    legacy.batch_size = 32;
+    legacy.type = ZBSO_TRIAL_MAB;
+    legacy.status = ZBSO_TRIAL_SUCCEEDED;
+    legacy.start_time = legacy.end_time = legacy.lease_renewed_at = 1000;
+    legacy.time = legacy.energy = 1e308;
+    legacy.epochs = 1;
+    legacy.converged = true;
+    assert_int_equal(store_exec(fx->st, insert_fn, &legacy, &err), 0);
+    /* Trial 1 ends: the refit reads 2 and leaves it out: the arm is trial 1's alone. */
+    r.time = 10;
+    r.energy = 1000;
+    assert_int_equal(svc_report(fx->st, &fx->env, &r, &resp, NULL, &err), 0);
+    p = peek_at(fx, "job-b", 0);
+    assert_int_equal(p.arms[0].num_observations, 1);
+    assert_true(p.arms[0].param_mean == -2000.0 && isinf(p.arms[0].param_precision));
+    zbso_trial_id next = next_ok(fx, "job-b");
+    assert_int_equal(next.trial_number, 3);
+}
+
 static int run_for(const char *url)
 {
     const struct CMUnitTest tests[] = {
@@ -798,6 +919,8 @@ static int run_for(const char *url)
         cmocka_unit_test_setup_teardown(test_end_trial_delete_and_404, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_path_same_answers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refit_out_of_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
     };
     g_url = url;
     fprintf(stderr, "store: %s\n", url);

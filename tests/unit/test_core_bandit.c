@@ -171,31 +171,209 @@ static zbso_trial succeeded(int64_t number, int64_t bs, double energy)
     return t;
 }
 
-static void test_window_size(void **unused)
+/* eta 1: cost = energy, reward = -energy; no prior. */
+static zbso_job_spec window_spec(int64_t window_size)
 {
     zbso_job_spec spec;
+    spec_defaults(&spec);
+    spec.eta_knob = 1.0;
+    spec.max_power = 300;
+    spec.window_size = window_size;
+    return spec;
+}
+
+/* Arms created at the end of pruning: every Succeeded exploration in the order given,
+ * whatever window_size says (Zeus's construct_mab). */
+static void test_fit_trials_uses_all(void **unused)
+{
     zbso_trial t[3] = {succeeded(1, 64, 100), succeeded(4, 64, 20), succeeded(9, 64, 28)};
     double scratch[3];
     zbso_arm arm;
-    spec_defaults(&spec);
-    spec.eta_knob = 1.0;  /* cost = energy, reward = -energy */
-    spec.max_power = 300;
-    spec.window_size = 2;
-    /* Last two: rewards -20, -28: mean -24, variance 16, precision 2/16 = 0.125. */
-    opt_arm_fit_trials(&spec, 64, t, 3, scratch, &arm);
+    opt_fit_skips skips;
+    for (int64_t w = 0; w <= 2; w++) {
+        zbso_job_spec spec = window_spec(w);
+        opt_arm_fit_trials(&spec, 64, t, 3, scratch, &arm, &skips);
+        assert_int_equal(arm.num_observations, 3);
+        assert_int_equal(skips.n, 0);
+        assert_true(scratch[0] == -100.0 && scratch[1] == -20.0 && scratch[2] == -28.0);
+        /* sum -148, mean -148/3, population variance 1312.888..., q = 1/variance;
+         * mean = q * -148 / (3 * q) (prior precision 0). */
+        assert_true(arm.param_mean == -49.333333333333336);
+        assert_true(arm.param_precision == 0.002317994505494505);
+    }
+}
+
+/* One refit by Zeus's report rule: the rewards fitted, in order, and the arm. */
+static void check_refit(int64_t window_size, const int64_t *others, size_t n_others,
+                        const int64_t *want_order, size_t n_want, double want_mean,
+                        double want_precision)
+{
+    /* Costs (eta 1: energy) by trial number; trial 6 is the reported one. */
+    static const double energy[10] = {0, 0, 300.4, 300.9, 0, 300.3, 300.1, 300.6, 300.8,
+                                      300.2};
+    zbso_job_spec spec = window_spec(window_size);
+    zbso_trial list[8], reported = succeeded(6, 64, energy[6]);
+    double scratch[9];
+    zbso_arm arm;
+    opt_fit_skips skips;
+    for (size_t i = 0; i < n_others; i++)
+        list[i] = succeeded(others[i], 64, energy[others[i]]);
+    opt_arm_refit(&spec, &reported, list, n_others, scratch, &arm, &skips);
+    assert_int_equal(skips.n, 0);
+    assert_int_equal(arm.batch_size, 64);
+    assert_int_equal(arm.num_observations, (int64_t)n_want);
+    for (size_t i = 0; i < n_want; i++) {
+        if (scratch[i] != -energy[want_order[i]])
+            fail_msg("window %lld: reward %zu is %.17g, want trial %lld's %.17g",
+                     (long long)window_size, i, scratch[i], (long long)want_order[i],
+                     -energy[want_order[i]]);
+    }
+    if (arm.param_mean != want_mean || arm.param_precision != want_precision)
+        fail_msg("window %lld: arm (%.17g, %.17g), want (%.17g, %.17g)",
+                 (long long)window_size, arm.param_mean, arm.param_precision, want_mean,
+                 want_precision);
+}
+
+/* Trials of batch size 64 finished out of trial-number order: trial 6 reports after 7, 8
+ * and 9 have succeeded. Zeus (mab.py report, repository.py get_trial_results_of_bs) reads
+ * the other Succeeded trials newest first, at most window_size of them (all for 0); a full
+ * window drops its oldest and turns ascending, one not full stays newest first; trial 6
+ * comes last. The costs (300.1 .. 300.9) were picked so that every order below sums to a
+ * different double than ascending trial order does. Expected arms: numpy's sum of 7 or
+ * fewer values is sequential from 0.0; mean = sum / n; variance = sequential sum of squared
+ * deviations / n; q = 1 / variance; precision = n * q; mean = q * sum / precision. */
+static void test_refit_out_of_order_like_zeus(void **unused)
+{
+    const int64_t others[6] = {8, 2, 9, 5, 3, 7};  /* any order */
+    /* window 0: all, newest first: 9 8 7 5 3 2, then 6. Sum -2103.3 (ascending order gives
+     * -2103.2999999999997), mean -300.4714285714286, variance 0.07918367346938525,
+     * q 12.628865979381843, precision 7q. The old rule fitted 2 3 5 6 7 8 9: mean
+     * -300.47142857142853. */
+    const int64_t w0[7] = {9, 8, 7, 5, 3, 2, 6};
+    check_refit(0, others, 6, w0, 7, -300.4714285714286, 88.4020618556729);
+    /* window 1: newest other (9) is a full window; dropping it leaves trial 6 alone: mean
+     * -300.1, exact (variance 0). The old rule kept trial 9's -300.2 and dropped 6. */
+    const int64_t w1[1] = {6};
+    check_refit(1, others, 6, w1, 1, -300.1, INFINITY);
+    /* window 2: 9 8, full: drop 8, then 6: rewards -300.2 -300.1, mean -300.15, variance
+     * 0.0024999999999982944, precision 2q. The old rule fitted 8 9: mean -300.5. */
+    const int64_t w2[2] = {9, 6};
+    check_refit(2, others, 6, w2, 2, -300.15, 800.0000000005458);
+    /* window 5: 9 8 7 5 3, full: drop 3, ascending 5 7 8 9, then 6. Sum -1502.0 (ascending
+     * 5 6 7 8 9, the old rule's, gives -1502.0000000000002), mean -300.4, variance
+     * 0.06800000000000136, precision 5q. */
+    const int64_t w5[5] = {5, 7, 8, 9, 6};
+    check_refit(5, others, 6, w5, 5, -300.4, 73.5294117647044);
+    /* window 5 not full (only 3 and 9 succeeded): newest first 9 3, then 6. Sum -901.1999999999999
+     * (3 6 9 gives -901.2), mean -300.4, variance 0.12666666666665607, precision 3q. Window
+     * 0 reads the same trials the same way. */
+    const int64_t few[2] = {3, 9};
+    const int64_t w5_few[3] = {9, 3, 6};
+    check_refit(5, few, 2, w5_few, 3, -300.4, 23.68421052631777);
+    check_refit(0, few, 2, w5_few, 3, -300.4, 23.68421052631777);
+    /* No other trial: the reported one alone, whatever the window. */
+    const int64_t alone[1] = {6};
+    check_refit(0, NULL, 0, alone, 1, -300.1, INFINITY);
+    check_refit(2, NULL, 0, alone, 1, -300.1, INFINITY);
+    /* The reported trial in the list (read after it was stored) is not counted twice. */
+    const int64_t with_self[3] = {9, 6, 3};
+    check_refit(2, with_self, 3, w2, 2, -300.15, 800.0000000005458);
+    check_refit(0, with_self, 3, w5_few, 3, -300.4, 23.68421052631777);
+}
+
+/* Stored measurements whose cost is not accepted (written by an older zbso) are left out
+ * and reported; the arm is fitted from the rest. */
+static void test_fit_skips_unaccepted_costs(void **unused)
+{
+    zbso_job_spec spec = window_spec(0);
+    spec.eta_knob = 0.5;   /* cost = 0.5 * energy + 150 * time */
+    const double over = nextafter(OPT_COST_MAX, INFINITY);
+    zbso_trial t[4] = {succeeded(1, 64, 100), succeeded(2, 64, 1e308), succeeded(3, 64, 300),
+                       succeeded(4, 64, 2 * over)};
+    t[1].time = 1e308;     /* 0.5e308 + inf: inf */
+    zbso_trial bad = t[1];
+    double scratch[5];
+    zbso_arm arm;
+    opt_fit_skips skips;
+    opt_arm_fit_trials(&spec, 64, t, 4, scratch, &arm, &skips);
     assert_int_equal(arm.num_observations, 2);
-    assert_true(arm.param_precision == 0.125);
-    assert_true(arm.param_mean == -24.0);
-    /* window 0: all three: mean -148/3, var = mean of squared deviations. */
-    spec.window_size = 0;
-    opt_arm_fit_trials(&spec, 64, t, 3, scratch, &arm);
+    assert_true(scratch[0] == -50.0 && scratch[1] == -150.0);
+    assert_int_equal(skips.n, 2);
+    assert_int_equal(skips.trial_number, 2);
+    assert_true(isinf(skips.cost));
+    /* rewards -50 -150: mean -100, variance 2500, precision 2/2500. */
+    assert_true(arm.param_mean == -100.0 && arm.param_precision == 0.0008);
+
+    /* A refit: trial 5 reported; 4 (cost just over the bound) is skipped too. */
+    zbso_trial reported = succeeded(5, 64, 200);
+    opt_arm_refit(&spec, &reported, t, 4, scratch, &arm, &skips);
     assert_int_equal(arm.num_observations, 3);
-    double r[3] = {-100, -20, -28};
-    assert_true(arm.param_precision == 3.0 * (1.0 / opt_var(r, 3)));
-    /* window larger than the history: all of it. */
-    spec.window_size = 10;
-    opt_arm_fit_trials(&spec, 64, t, 3, scratch, &arm);
-    assert_int_equal(arm.num_observations, 3);
+    assert_true(scratch[0] == -150.0 && scratch[1] == -50.0 && scratch[2] == -100.0);
+    assert_int_equal(skips.n, 2);
+    assert_int_equal(skips.trial_number, 4);   /* newest first */
+    assert_true(skips.cost == over);
+    /* Only unaccepted ones: all skipped gives the prior with 0 observations. */
+    spec.mab_prior_mean = -7;
+    spec.mab_prior_precision = 0.5;
+    opt_arm_fit_trials(&spec, 64, &bad, 1, scratch, &arm, &skips);
+    assert_int_equal(arm.num_observations, 0);
+    assert_true(arm.param_mean == -7.0 && arm.param_precision == 0.5);
+    assert_int_equal(skips.n, 1);
+}
+
+static void test_cost_accepted_bounds(void **unused)
+{
+    assert_true(opt_cost_accepted(0.0));
+    assert_true(opt_cost_accepted(-0.0));
+    assert_true(opt_cost_accepted(OPT_COST_MIN));
+    assert_true(opt_cost_accepted(OPT_COST_MAX));
+    assert_true(opt_cost_accepted(2000.0));
+    assert_false(opt_cost_accepted(nextafter(OPT_COST_MIN, 0.0)));
+    assert_false(opt_cost_accepted(nextafter(OPT_COST_MAX, INFINITY)));
+    assert_false(opt_cost_accepted(5e-324));
+    assert_false(opt_cost_accepted(-1.0));
+    assert_false(opt_cost_accepted(INFINITY));
+    assert_false(opt_cost_accepted(NAN));
+}
+
+/* The derivation in stats.c, tried at its corners: rewards at the cost bounds, zeros among
+ * them, nearly equal ones (tiny variance), OPT_FIT_MAX_REWARDS of them, priors at their
+ * bounds. Every fitted arm has a finite mean and a positive precision, infinite only with
+ * variance 0. */
+static void test_fit_finite_at_the_bounds(void **unused)
+{
+    const double c = OPT_COST_MIN, C = OPT_COST_MAX;
+    const double c_next = nextafter(c, 1.0), C_prev = nextafter(C, 0.0);
+    const size_t big = OPT_FIT_MAX_REWARDS;
+    double *r = malloc(big * sizeof *r);
+    assert_non_null(r);
+    const double priors[][2] = {{0, 0}, {-OPT_PRIOR_MAX, OPT_PRIOR_MAX},
+                                {OPT_PRIOR_MAX, OPT_PRIOR_MAX}, {OPT_PRIOR_MAX, 5e-324},
+                                {-1, 1e-300}, {OPT_PRIOR_MAX, 0}};
+    for (int shape = 0; shape < 9; shape++) {
+        size_t n;
+        switch (shape) {
+        case 0: n = 2; r[0] = -c; r[1] = -c_next; break;
+        case 1: n = 2; r[0] = 0; r[1] = -c; break;
+        case 2: n = 2; r[0] = -C; r[1] = -C_prev; break;
+        case 3: n = 2; r[0] = -C; r[1] = -c; break;
+        case 4: n = 3; r[0] = -C; r[1] = 0; r[2] = -c; break;
+        case 5: n = big; for (size_t i = 0; i < n; i++) r[i] = -C; r[7] = 0; break;
+        case 6: n = big; for (size_t i = 0; i < n; i++) r[i] = -c; r[n - 1] = 0; break;
+        case 7: n = big; for (size_t i = 0; i < n; i++) r[i] = i % 2 ? -c : -c_next; break;
+        default: n = big; for (size_t i = 0; i < n; i++) r[i] = i % 3 ? -C : -C_prev; break;
+        }
+        for (size_t p = 0; p < sizeof priors / sizeof priors[0]; p++) {
+            zbso_arm arm;
+            opt_arm_fit(8, priors[p][0], priors[p][1], r, n, &arm);
+            double v = opt_var(r, n);
+            if (!isfinite(opt_sum(r, n)) || !isfinite(v) || !isfinite(arm.param_mean) ||
+                !(arm.param_precision > 0) || (isinf(arm.param_precision) && v != 0.0))
+                fail_msg("shape %d prior %zu: sum %g var %g -> arm (%g, %g)", shape, p,
+                         opt_sum(r, n), v, arm.param_mean, arm.param_precision);
+        }
+    }
+    free(r);
 }
 
 /* Exploration phase: the answer is the first arm of numpy's permutation that has fewer
@@ -302,7 +480,11 @@ int main(void)
         cmocka_unit_test(test_fmt_double_like_python),
         cmocka_unit_test(test_arm_fit_formulas),
         cmocka_unit_test(test_arm_fit_infinite_and_empty),
-        cmocka_unit_test(test_window_size),
+        cmocka_unit_test(test_fit_trials_uses_all),
+        cmocka_unit_test(test_refit_out_of_order_like_zeus),
+        cmocka_unit_test(test_fit_skips_unaccepted_costs),
+        cmocka_unit_test(test_cost_accepted_bounds),
+        cmocka_unit_test(test_fit_finite_at_the_bounds),
         cmocka_unit_test(test_mab_exploration_order),
         cmocka_unit_test(test_thompson_sampling),
         cmocka_unit_test(test_thompson_tie_first_wins),

@@ -185,6 +185,64 @@ static void test_failed_and_mismatch(void **unused)
     assert_non_null(strstr(err.msg, "batch size 64, not 32"));
 }
 
+/* Returns the field of the refusal of r (ZBSO_EINVAL) and leaves its message in msg. */
+static const char *refused(const zbso_job *job, const zbso_trial *t, zbso_training_result r,
+                           char *msg)
+{
+    static zbso_err err;
+    opt_report_decision d;
+    err_clear(&err);
+    assert_int_equal(opt_report_decide(job, t, &r, 1010, &d, &err), ZBSO_EINVAL);
+    assert_string_equal(err.where, "body");
+    strcpy(msg, err.msg);
+    return err.loc;
+}
+
+/* A cost that is not 0 or in [1e-100, 1e150] is refused, naming the field whose term of
+ * the cost is the larger, whatever the report would have decided. */
+static void test_cost_out_of_range_refused(void **unused)
+{
+    zbso_job job = make_job();   /* eta 1: cost = energy */
+    zbso_trial t = dispatched();
+    char msg[ZBSO_ERR_MSG_MAX];
+    assert_string_equal(refused(&job, &t, result(2e150, 0.95, 1), msg), "energy");
+    assert_string_equal(msg, "time 50.0 s and energy 2e+150 J give cost 2e+150 (eta_knob "
+                             "1.0, max_power 300.0 W); a cost must be 0 or between 1e-100 "
+                             "and 1e+150 so that the arm's sums, means and variances stay "
+                             "finite");
+    /* Keep training would have been the answer: refused all the same. */
+    assert_string_equal(refused(&job, &t, result(2e150, 0.1, 1), msg), "energy");
+    /* A cost too small for the variance's reciprocal. */
+    assert_string_equal(refused(&job, &t, result(1e-101, 0.95, 1), msg), "energy");
+    assert_non_null(strstr(msg, "energy 1e-101 J give cost 1e-101"));
+    /* The report: 0.5 * 1e308 + (0.5 * 300) * 1e308 is inf, the time term's. */
+    job.spec.eta_knob = 0.5;
+    zbso_training_result r = result(1e308, 0.95, 1);
+    r.time = 1e308;
+    assert_string_equal(refused(&job, &t, r, msg), "time");
+    assert_non_null(strstr(msg, "time 1e+308 s and energy 1e+308 J give cost inf (eta_knob "
+                                "0.5, max_power 300.0 W)"));
+    /* eta 0: only the time term counts. */
+    job.spec.eta_knob = 0.0;
+    r = result(5, 0.95, 1);
+    r.time = 1e-120;
+    assert_string_equal(refused(&job, &t, r, msg), "time");
+    /* The bounds themselves and a zero cost are accepted. */
+    job.spec.eta_knob = 1.0;
+    opt_report_decision d = decide(&job, &t, result(1e150, 0.95, 1), 1010);
+    assert_true(d.kind == OPT_REPORT_END && d.cost == 1e150);
+    d = decide(&job, &t, result(1e-100, 0.95, 1), 1010);
+    assert_true(d.cost == 1e-100);
+    r = result(0, 0.95, 1);
+    r.time = 0;
+    d = decide(&job, &t, r, 1010);
+    assert_true(d.kind == OPT_REPORT_END && d.cost == 0.0);
+    /* A trial that already has its result answers as before: nothing is stored. */
+    t.status = ZBSO_TRIAL_SUCCEEDED;
+    d = decide(&job, &t, result(2e150, 0.95, 1), 1010);
+    assert_int_equal(d.kind, OPT_REPORT_REPEATED);
+}
+
 static void test_lease_renewal(void **unused)
 {
     zbso_job job = make_job();
@@ -208,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_repeated_report),
         cmocka_unit_test(test_failed_and_mismatch),
         cmocka_unit_test(test_lease_renewal),
+        cmocka_unit_test(test_cost_out_of_range_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

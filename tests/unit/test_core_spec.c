@@ -94,6 +94,9 @@ static const char *mutate(zbso_job_spec *s, int i)
     case 26: s->target_metric = INFINITY; return "target_metric";
     case 27: s->mab_prior_mean = NAN; return "mab_prior_mean";
     case 28: s->max_power = INFINITY; return "max_power";
+    case 29: s->mab_prior_mean = 1.5e150; return "mab_prior_mean";
+    case 30: s->mab_prior_mean = -1.5e150; return "mab_prior_mean";
+    case 31: s->mab_prior_precision = 1.5e150; return "mab_prior_precision";
     default: return NULL;
     }
 }
@@ -119,7 +122,7 @@ static void test_each_rule_rejects(void **unused)
         assert_memory_equal(&s, &before, sizeof s);
         checked++;
     }
-    assert_int_equal(checked, 29);
+    assert_int_equal(checked, 32);
 }
 
 static void test_messages_name_values(void **unused)
@@ -141,6 +144,21 @@ static void test_messages_name_values(void **unused)
     snprintf(s.job_id, sizeof s.job_id, "%s", "other-1");
     assert_int_equal(spec_validate(&s, &err), ZBSO_EINVAL);
     assert_string_equal(err.msg, "Job_id(other-1) does not start with prefix(mnist).");
+    /* Zeus's rule on a given "" (the codec's case: the spec cannot hold it). */
+    assert_int_equal(spec_check_job_id("", "mnist", &err), ZBSO_EINVAL);
+    assert_string_equal(err.loc, "job_id");
+    assert_string_equal(err.msg, "Job_id() does not start with prefix(mnist).");
+    assert_int_equal(spec_check_job_id("mnist-1", "mnist", &err), 0);
+    s = valid();
+    s.mab_prior_precision = 2e150;
+    assert_int_equal(spec_validate(&s, &err), ZBSO_EINVAL);
+    assert_string_equal(err.msg, "mab_prior_precision must be at most 1e+150, got 2e+150 (a "
+                                 "larger prior makes the arms' means non-finite)");
+    /* The bounds themselves are valid. */
+    s = valid();
+    s.mab_prior_mean = -1e150;
+    s.mab_prior_precision = 1e150;
+    assert_int_equal(spec_validate(&s, &err), 0);
 }
 
 static void test_equal(void **unused)
