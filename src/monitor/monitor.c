@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "monitor/monitorInt.h"
+#include "util/clock.h"
 
 #define DEFAULT_NVML_LIBRARY "libnvidia-ml.so.1"
 
@@ -300,7 +301,7 @@ int zbso_monitor_begin_window(zbso_monitor *mon, const char *name)
         return fail(mon, &err);
     }
 
-    double now_s = mon_now_s();
+    double now_s = clk_mono_s();
     mon_edge_read(mon, now_s);
     for (unsigned i = 0; i < mon->n_gpus; i++) {
         const mon_reading *r = &mon->gpus[i].edge;
@@ -365,7 +366,7 @@ int zbso_monitor_end_window(zbso_monitor *mon, const char *name, zbso_measuremen
         return fail(mon, &err);
     }
 
-    double now_s = mon_now_s();
+    double now_s = clk_mono_s();
     mon_edge_read(mon, now_s);
     memset(&m, 0, sizeof m);
     m.time_s = now_s - w->begin_s;

@@ -12,6 +12,7 @@
 #include "core/spec.h"
 #include "service/service.h"
 #include "sim/sim.h"
+#include "util/clock.h"
 
 /* The simulated environment: a clock that advances by each run's time, and an entropy
  * source that is never needed (the job has a seed and an id) but deterministic anyway. */
@@ -315,13 +316,7 @@ int sim_sweep(sim_workload *const *ws, size_t n_ws, uint64_t seed_lo, uint64_t s
     } else {
         pthread_mutex_lock(&s.mu);
         while (s.done < s.total && !(s.rc < 0 && s.done == s.next)) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += 250000000L;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
+            struct timespec until = clk_deadline(CLOCK_REALTIME, 0.25);
             pthread_cond_timedwait(&s.cond, &s.mu, &until);
             if (progress != NULL) {
                 size_t done = s.done;
