@@ -13,6 +13,7 @@
 #include "core/optimizer.h"
 #include "run/run.h"
 #include "run/runInt.h"
+#include "util/buf.h"
 
 #define SPEC_FILE_MAX (1u << 20)   /* a larger job.json is refused */
 #define N_ENV 9                    /* variables set for the command */
@@ -58,31 +59,29 @@ typedef struct try_state {
 static int load_job_file(driver *d, zbso_err *err)
 {
     const char *path = d->o->spec_path;
-    char *text = NULL;
-    size_t n = 0;
+    zbso_buf text;
     int rc = 0;
     FILE *f = fopen(path, "re");
     if (f == NULL)
         return err_set(err, ZBSO_EIO, "cannot open the job file '%s': %s", path,
                        strerror(errno));
-    if ((text = malloc(SPEC_FILE_MAX + 1)) == NULL) {
-        rc = err_set(err, ZBSO_ENOMEM, "out of memory reading '%s'", path);
-        goto out;
-    }
-    n = fread(text, 1, SPEC_FILE_MAX + 1, f);
-    if (ferror(f)) {
-        rc = err_set(err, ZBSO_EIO, "cannot read the job file '%s': %s", path,
-                     strerror(errno));
-        goto out;
-    }
-    if (n > SPEC_FILE_MAX) {
+    buf_init(&text, SPEC_FILE_MAX);
+    switch (buf_add_file(&text, f)) {
+    case 0:
+        rc = run_job_file_parse(path, buf_ptr(&text), buf_len(&text), &d->jf, err);
+        break;
+    case ZBSO_ETOOBIG:
         rc = err_set(err, ZBSO_EINVAL, "the job file '%s' is over %u bytes", path,
                      SPEC_FILE_MAX);
-        goto out;
+        break;
+    case ZBSO_ENOMEM:
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory reading '%s'", path);
+        break;
+    default:
+        rc = err_set(err, ZBSO_EIO, "cannot read the job file '%s': %s", path,
+                     strerror(errno));
     }
-    rc = run_job_file_parse(path, text, n, &d->jf, err);
-out:
-    free(text);
+    buf_free(&text);
     fclose(f);
     return rc;
 }

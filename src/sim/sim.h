@@ -201,7 +201,7 @@ typedef struct sim_row {
 typedef struct sim_result {
     uint64_t seed;
     sim_row *rows;
-    size_t n_rows, cap_rows;
+    size_t n_rows;
     int64_t n_recurrences;
     double *rec_cost;      /* cost of each recurrence (all its tries), n_recurrences */
     double energy_j, time_s, cost;  /* totals over all runs */

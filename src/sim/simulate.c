@@ -12,6 +12,7 @@
 #include "core/spec.h"
 #include "service/service.h"
 #include "sim/sim.h"
+#include "util/buf.h"
 #include "util/clock.h"
 
 /* The simulated environment: a clock that advances by each run's time, and an entropy
@@ -46,23 +47,16 @@ int64_t sim_recurrences(const sim_workload *w, const sim_options *o)
     return 2 * (int64_t)w->n_bs * (int64_t)w->n_pl_all;
 }
 
-/* Appends a row to r (growing to at most SIM_MAX_RECURRENCES * SIM_MAX_TRIES rows).
- * Returns 0 or ZBSO_ENOMEM. */
-static int add_row(sim_result *r, const sim_row *row, zbso_err *err)
+/* Appends a row to rows (at most SIM_MAX_RECURRENCES * SIM_MAX_TRIES rows, the bound
+ * rows was made with). Returns 0, ZBSO_EINTERNAL past the bound or ZBSO_ENOMEM. */
+static int add_row(zbso_buf *rows, const sim_row *row, zbso_err *err)
 {
-    if (r->n_rows == r->cap_rows) {
-        size_t cap = r->cap_rows ? r->cap_rows * 2 : 64;
-        if (cap > (size_t)SIM_MAX_RECURRENCES * SIM_MAX_TRIES)
-            cap = (size_t)SIM_MAX_RECURRENCES * SIM_MAX_TRIES;
-        if (cap <= r->n_rows)
-            return err_set(err, ZBSO_EINTERNAL, "more than %zu simulated runs", r->n_rows);
-        sim_row *p = realloc(r->rows, cap * sizeof *p);
-        if (p == NULL)
-            return err_set(err, ZBSO_ENOMEM, "out of memory recording simulated runs");
-        r->rows = p;
-        r->cap_rows = cap;
-    }
-    r->rows[r->n_rows++] = *row;
+    size_t n = buf_len(rows) / sizeof *row;
+    int rc = buf_addn(rows, row, sizeof *row);
+    if (rc == ZBSO_ETOOBIG)
+        return err_set(err, ZBSO_EINTERNAL, "more than %zu simulated runs", n);
+    if (rc < 0)
+        return err_set(err, ZBSO_ENOMEM, "out of memory recording simulated runs");
     return 0;
 }
 
@@ -106,8 +100,10 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
     bool has_min_cost = false;
     double min_cost = 0;
     zbso_rng paths;
+    zbso_buf rows;
     int rc = 0;
 
+    buf_init(&rows, (size_t)SIM_MAX_RECURRENCES * SIM_MAX_TRIES * sizeof(sim_row));
     memset(out, 0, sizeof *out);
     out->seed = seed;
     out->n_recurrences = sim_recurrences(w, o);
@@ -194,7 +190,7 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
             }
             sim_row row = {rec, try_no, b->batch_size, b->pl_w[pl], run.energy_j,
                            run.time_s, run.cost, resp.converged};
-            if ((rc = add_row(out, &row, err)) < 0)
+            if ((rc = add_row(&rows, &row, err)) < 0)
                 goto out;
             out->rec_cost[rec - 1] += run.cost;
             out->energy_j += run.energy_j;
@@ -219,7 +215,10 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
             goto out;
         }
     }
+    out->rows = (sim_row *)buf_take(&rows, &out->n_rows);
+    out->n_rows /= sizeof(sim_row);
 out:
+    buf_free(&rows);
     /* Every failure names the simulation it happened in. */
     if (rc < 0 && err != NULL && strncmp(err->msg, "workload ", 9) != 0) {
         char msg[ZBSO_ERR_MSG_MAX];
@@ -242,7 +241,7 @@ void sim_result_free(sim_result *r)
     free(r->rec_cost);
     r->rows = NULL;
     r->rec_cost = NULL;
-    r->n_rows = r->cap_rows = 0;
+    r->n_rows = 0;
 }
 
 /* ---- sweep ---- */

@@ -305,6 +305,33 @@ class TestEmbedded(RunCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("--metric-regex '(['", p.stderr)
 
+    def test_job_file_limit_and_read_errors(self):
+        def run_spec(path):
+            e = {k: v for k, v in os.environ.items() if not k.startswith("ZEUS_")}
+            return subprocess.run([ZBSO_BIN, "run", "--db", "x.db", "--spec", path,
+                                   "--recurrences", "1", "--log-dir", "logs", "--no-gpu",
+                                   "--", "true"], cwd=self.dir, env=e, capture_output=True,
+                                  text=True, timeout=60)
+        text = json.dumps(spec())
+        limit = 1 << 20
+        with open(os.path.join(self.dir, "full.json"), "w") as f:
+            f.write(text + " " * (limit - len(text)))   # exactly the limit: read
+        p = run_spec("full.json")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("without finishing its trial", p.stderr)   # it got as far as a try
+        with open(os.path.join(self.dir, "over.json"), "w") as f:
+            f.write(text + " " * (limit + 1 - len(text)))
+        p = run_spec("over.json")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("the job file 'over.json' is over 1048576 bytes", p.stderr)
+        os.mkdir(os.path.join(self.dir, "adir"))
+        p = run_spec("adir")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot read the job file 'adir': Is a directory", p.stderr)
+        p = run_spec("missing.json")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot open the job file 'missing.json'", p.stderr)
+
     def test_unwritable_log_dir(self):
         with open(os.path.join(self.dir, "afile"), "w") as f:
             f.write("x")
