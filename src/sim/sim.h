@@ -1,7 +1,7 @@
 /* sim.h: trace-driven simulation of recurring jobs (SPEC §8): the Zeus trace readers,
  * workloads, the arithmetic of one simulated run, the recurrence driver over the real
- * optimizer (service.h on a memory:// store) and the output files. No command-line
- * parsing here and no global state: the CLI (src/cli/simulate.c) owns the process. */
+ * optimizer (service.h on a memory:// store), the thread sweep and the output files. No
+ * command-line parsing here and no global state: src/cli/cmd_simulate.c owns the process. */
 #ifndef ZBSO_SIM_SIM_H
 #define ZBSO_SIM_SIM_H
 
@@ -142,7 +142,7 @@ void sim_workload_free(sim_workload *w);  /* NULL: no-op */
 /* The batch size entry of w for batch_size, or NULL. */
 const sim_bs *sim_workload_bs(const sim_workload *w, int64_t batch_size);
 
-/* ---- one run (run.c): pure arithmetic ---- */
+/* ---- one run (model.c): pure arithmetic ---- */
 
 /* The power limit (index into b->pl_w) that JIT profiling picks: least epoch cost
  * (eta * average_power + (1 - eta) * max_power) * time_per_epoch; on ties the higher
@@ -179,7 +179,7 @@ typedef struct sim_expect {
 void sim_expect_fixed(const sim_workload *w, const sim_bs *b, size_t pl, double eta,
                       sim_expect *out);
 
-/* ---- simulation (simulate.c) ---- */
+/* ---- simulation (recurrence.c) and sweep (sweep.c) ---- */
 
 typedef struct sim_options {
     double eta;

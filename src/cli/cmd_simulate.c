@@ -1,6 +1,6 @@
-/* simulate.c: `zbso simulate`: parses the command line, loads the traces, runs the sweep
- * of (workload, seed) simulations and prints/writes the results. The simulation itself
- * lives in src/sim; nothing here decides a batch size or computes a cost. */
+/* cmd_simulate.c: `zbso simulate`: parses the command line, loads the traces, runs the
+ * sweep of (workload, seed) simulations and prints/writes the results. The simulation
+ * itself lives in src/sim; nothing here decides a batch size or computes a cost. */
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
