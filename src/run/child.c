@@ -137,7 +137,8 @@ int run_child_read(run_child *c, int timeout_ms, run_line_fn fn, void *ctx, zbso
     if (n == 0) {
         /* What is left of the process group may hold the pipe open after the command
          * exits; output idle that long after the exit counts as the end. */
-        if (!run_child_has_exited(c) || clk_mono_s() - c->last_output_s < DRAIN_IDLE_MS / 1e3)
+        if (!run_child_has_exited(c) ||
+            clk_mono_s() - c->last_output_s < DRAIN_IDLE_MS / 1e3)
             return 0;
         rc = deliver(c, true, fn, ctx);
         if (c->log != NULL)

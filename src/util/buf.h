@@ -42,7 +42,8 @@ int buf_add(zbso_buf *b, const char *s);
 /* Appends printf-style text; as buf_addn, and ZBSO_EINVAL (b freed) when the format
  * cannot be expanded (an encoding error, over INT_MAX bytes). */
 int buf_addf(zbso_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int buf_vaddf(zbso_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+int buf_vaddf(zbso_buf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 /* Appends everything f has left to read. Returns 0 at end of file; ZBSO_ETOOBIG when f
  * holds more than b may, ZBSO_ENOMEM, or ZBSO_EIO when reading fails (errno says why): in
