@@ -9,7 +9,6 @@
 
 #include "util/err.h"
 
-#define RUN_MAX_TRIES 20          /* tries per recurrence before giving up (seed 004) */
 #define RUN_DEFAULT_SEED 123456   /* seed 004's default */
 #define RUN_DEFAULT_GRACE_S 10.0  /* SIGTERM -> SIGKILL */
 

@@ -8,6 +8,7 @@
 
 #include "core/optimizer.h"
 #include "core/spec.h"
+#include "recur/recur.h"
 #include "service/service.h"
 #include "sim/sim.h"
 #include "util/buf.h"
@@ -44,7 +45,7 @@ int64_t sim_recurrences(const sim_workload *w, const sim_options *o)
     return 2 * (int64_t)w->n_bs * (int64_t)w->n_pl_all;
 }
 
-/* Appends a row to rows (at most SIM_MAX_RECURRENCES * SIM_MAX_TRIES rows, the bound
+/* Appends a row to rows (at most SIM_MAX_RECURRENCES * RECUR_MAX_TRIES rows, the bound
  * rows was made with). Returns 0, ZBSO_EINTERNAL past the bound or ZBSO_ENOMEM. */
 static int add_row(zbso_buf *rows, const sim_row *row, zbso_err *err)
 {
@@ -94,13 +95,13 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
     bool created = false;
     bool profiled[ZBSO_MAX_BATCH_SIZES] = {false};
     size_t jit_pl[ZBSO_MAX_BATCH_SIZES] = {0};
-    bool has_min_cost = false;
-    double min_cost = 0;
+    recur_policy policy;
+    zbso_report_response resp;
     zbso_rng paths;
     zbso_buf rows;
     int rc = 0;
 
-    buf_init(&rows, (size_t)SIM_MAX_RECURRENCES * SIM_MAX_TRIES * sizeof(sim_row));
+    buf_init(&rows, (size_t)SIM_MAX_RECURRENCES * RECUR_MAX_TRIES * sizeof(sim_row));
     memset(out, 0, sizeof *out);
     out->seed = seed;
     out->n_recurrences = sim_recurrences(w, o);
@@ -118,11 +119,12 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
         (rc = store_open("memory://", &sopt, &st, err)) < 0 ||
         (rc = svc_register_job(st, &env, &spec, &stored, &created, NULL, err)) < 0)
         goto out;
+    recur_init(&policy, spec.default_batch_size, o->has_beta, o->beta);
 
     const double hib_away = w->preset.higher_is_better ? -INFINITY : INFINITY;
     for (int64_t rec = 1; rec <= out->n_recurrences; rec++) {
-        bool done = false;
-        for (int64_t try_no = 1; try_no <= SIM_MAX_TRIES && !done; try_no++) {
+        recur_next next = RECUR_RETRY;
+        for (int64_t try_no = 1; next == RECUR_RETRY; try_no++) {
             zbso_trial_id tid;
             if ((rc = svc_next_batch_size(st, &env, spec.job_id, &tid, NULL, err)) < 0)
                 goto out;
@@ -146,14 +148,18 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
             }
             int64_t target_epoch =
                 w->path_epochs[b->path_off + rng_next_u64(&paths) % b->n_paths];
-            double cost_ub = o->has_beta && has_min_cost ? o->beta * min_cost : INFINITY;
             sim_run run;
-            sim_run_compute(w, b, pl, target_epoch, profile, o->eta, cost_ub, &run);
+            sim_run_compute(w, b, pl, target_epoch, profile, o->eta,
+                            recur_cost_bound(&policy), &run);
             if (run.epochs == 0) {
-                /* Not even one epoch fits under the bound: the run never starts. */
+                /* Not even one epoch fits under the bound: the run never starts (never in
+                 * the first recurrence, which has no bound yet). */
                 out->n_unrun++;
                 if ((rc = svc_end_trial(st, &env, &tid, NULL, err)) < 0)
                     goto out;
+                snprintf(resp.message, sizeof resp.message, "not one epoch fits under the "
+                         "cost bound");
+                next = recur_after_try(&policy, rec, try_no, b->batch_size, false, 0);
                 continue;
             }
             if (profile) {
@@ -172,7 +178,6 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
                                                                   hib_away),
                                         .current_epoch =
                                             run.reached ? run.epochs : w->preset.max_epochs};
-            zbso_report_response resp;
             if ((rc = svc_report(st, &env, &res, &resp, NULL, err)) < 0)
                 goto out;
             if (!resp.stop_train) {
@@ -181,10 +186,6 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
                 goto out;
             }
             ectx.now += run.time_s;
-            if (resp.converged && (!has_min_cost || run.cost < min_cost)) {
-                has_min_cost = true;
-                min_cost = run.cost;
-            }
             sim_row row = {rec, try_no, b->batch_size, b->pl_w[pl], run.energy_j,
                            run.time_s, run.cost, resp.converged};
             if ((rc = add_row(&rows, &row, err)) < 0)
@@ -193,22 +194,23 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
             out->energy_j += run.energy_j;
             out->time_s += run.time_s;
             out->cost += run.cost;
-            done = resp.converged;
-            if (!done && rec == 1) {
-                rc = err_set(err, ZBSO_ENOCONV,
-                             "workload %s on %s, seed %llu: the default batch size %lld did "
-                             "not reach the target %g in the first recurrence (%s)",
-                             w->preset.name, w->gpu, (unsigned long long)seed,
-                             (long long)b->batch_size, w->preset.target_metric,
-                             resp.message);
-                goto out;
-            }
+            next = recur_after_try(&policy, rec, try_no, b->batch_size, resp.converged,
+                                   run.cost);
         }
-        if (!done) {
+        if (next == RECUR_FAIL_DEFAULT) {
+            rc = err_set(err, ZBSO_ENOCONV,
+                         "workload %s on %s, seed %llu: the default batch size %lld did "
+                         "not reach the target %g in the first recurrence (%s)",
+                         w->preset.name, w->gpu, (unsigned long long)seed,
+                         (long long)spec.default_batch_size, w->preset.target_metric,
+                         resp.message);
+            goto out;
+        }
+        if (next == RECUR_FAIL_TRIES) {
             rc = err_set(err, ZBSO_ENOCONV,
                          "workload %s on %s, seed %llu: recurrence %lld did not reach the "
                          "target in %d tries", w->preset.name, w->gpu,
-                         (unsigned long long)seed, (long long)rec, SIM_MAX_TRIES);
+                         (unsigned long long)seed, (long long)rec, RECUR_MAX_TRIES);
             goto out;
         }
     }

@@ -19,7 +19,6 @@
 /* Bytes of a trace file: a header and SIM_MAX_ROWS rows of at most SIM_LINE_MAX bytes. */
 #define SIM_TRACE_MAX_BYTES ((SIM_MAX_ROWS + 1LL) * SIM_LINE_MAX)
 #define SIM_MAX_PL 32            /* power limits of one batch size */
-#define SIM_MAX_TRIES 20         /* tries per recurrence, as Zeus's ZeusMaster */
 #define SIM_MAX_RECURRENCES 100000
 #define SIM_MAX_SEEDS 100000
 
@@ -213,8 +212,9 @@ int64_t sim_recurrences(const sim_workload *w, const sim_options *o);
 
 /* Simulates w recurring with seed: a memory:// store, the job registered with
  * mab_seed = seed, a fake clock that advances by each run's time, path sampling from
- * a generator seeded from the seed. Each recurrence retries (at most SIM_MAX_TRIES) until
- * a run reaches the target. Fills *out (sim_result_free). Returns 0; ZBSO_ENOCONV when the
+ * a generator seeded from the seed. Recurrences are retried as `zbso run` retries them
+ * (recur/recur.h: at most RECUR_MAX_TRIES tries; a run allowed zero epochs is a try that
+ * did not reach the target). Fills *out (sim_result_free). Returns 0; ZBSO_ENOCONV when the
  * default batch size does not reach the target in the first recurrence, a recurrence
  * exhausts its tries, or the optimizer finds no batch size converged; the service's codes;
  * ZBSO_ENOMEM. err names the workload, GPU, seed and recurrence. */

@@ -244,6 +244,24 @@ class TestEmbedded(RunCase):
         self.assertEqual(self.decisions(), [(1, 1, 32, "false")])
         self.assertEqual(self.trials(), [(1, 32, "Succeeded")])
 
+    def test_continued_job_may_start_with_another_batch_size(self):
+        # The default must reach the target only as the job's first run: a second `zbso
+        # run` of the same job on the same file starts where pruning stands (16, which
+        # never reaches the target) and retries it like any other try (recur/recur.h).
+        cmd = [*TRAIN, "--bs", "{bs}", "--rates", "16:0.01,32:0.25,64:0.2,128:0.04"]
+        self.assertOk(self.run_zbso(spec(), 1, cmd, extra=["--no-gpu", "--metric-regex", REGEX]))
+        self.assertEqual(self.decisions(), [(1, 1, 32, "true")])
+        p = self.run_zbso(spec(), 1, cmd,
+                          extra=["--no-gpu", "--metric-regex", REGEX, "--log-dir", "logs2"])
+        self.assertOk(p)
+        (again,) = glob.glob(os.path.join(self.dir, "logs2", "*", "history.csv"))
+        with open(again) as f:
+            rows = [(int(r["recurrence"]), int(r["try"]), int(r["batch_size"]), r["reached"])
+                    for r in csv.DictReader(f)]
+        self.assertEqual(rows, [(1, 1, 16, "false"), (1, 2, 64, "true")])
+        self.assertEqual(self.trials(), [(1, 32, "Succeeded"), (2, 16, "Succeeded"),
+                                         (3, 64, "Succeeded")])
+
     def test_script_exits_early_is_retried_up_to_20_times(self):
         # 64 stops printing after 2 epochs (0.2, below the target) and exits 0: not
         # reached, its trial ended as Failed, so pruning explores 64 again; after 20 tries
