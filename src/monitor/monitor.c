@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "monitor/monitor.h"
 #include "monitor/monitorInt.h"
 #include "util/clock.h"
 
@@ -399,4 +400,9 @@ const char *zbso_monitor_gpu_model(const zbso_monitor *mon)
 unsigned zbso_monitor_max_power_limit_mw(const zbso_monitor *mon)
 {
     return mon ? mon->max_limit_mw : 0;
+}
+
+double mon_job_max_power_w(unsigned max_power_limit_mw, unsigned n_gpus)
+{
+    return (double)(max_power_limit_mw / 1000u) * (double)n_gpus;
 }
