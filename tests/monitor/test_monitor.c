@@ -414,7 +414,22 @@ static void test_bad_operations(void **state)
     assert_int_equal(zbso_monitor_begin_window(mon, "a"), ZBSO_EBADOP);
     assert_non_null(strstr(zbso_monitor_errmsg(mon), "'a'"));
     assert_int_equal(zbso_monitor_begin_window(mon, NULL), ZBSO_EINVAL);
+    assert_string_equal(zbso_monitor_errmsg(mon), "the window name is NULL");
     assert_int_equal(zbso_monitor_begin_window(mon, ""), ZBSO_EINVAL);
+    assert_string_equal(zbso_monitor_errmsg(mon), "window name '' is 0 bytes; 1 to 127 allowed");
+    /* end_window checks alike; a call that works clears the last message. */
+    char longname[129];
+    memset(longname, 'n', 128);
+    longname[128] = '\0';
+    assert_int_equal(zbso_monitor_end_window(mon, longname, &m), ZBSO_EINVAL);
+    assert_non_null(strstr(zbso_monitor_errmsg(mon), "is 128 bytes; 1 to 127 allowed"));
+    assert_int_equal(zbso_monitor_end_window(mon, NULL, &m), ZBSO_EINVAL);
+    assert_string_equal(zbso_monitor_errmsg(mon), "the window name is NULL");
+    assert_int_equal(zbso_monitor_begin_window(mon, "b"), 0);
+    assert_string_equal(zbso_monitor_errmsg(mon), "");
+    assert_int_equal(zbso_monitor_end_window(mon, "b", NULL), 0);
+    assert_int_equal(zbso_monitor_begin_window(NULL, "x"), ZBSO_EINVAL);
+    assert_int_equal(zbso_monitor_end_window(NULL, "x", &m), ZBSO_EINVAL);
 
     /* 64 windows at once, not 65. */
     for (int i = 1; i < 64; i++) {
