@@ -11,6 +11,7 @@
 
 #include "cli/config.h"
 #include "fuzz.h"
+#include "util/dotenv.h"
 #include "util/log.h"
 
 #define STOPPED 7 /* what the callback returns to stop the parse */

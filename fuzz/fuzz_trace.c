@@ -11,25 +11,17 @@
 
 #include "fuzz.h"
 #include "sim/sim.h"
+#include "util/buf.h"
 
 #define NAME "fuzz.csv"
 
-/* A CSV text grown by appending; aborts when memory runs out. */
-typedef struct text {
-    char *p;
-    size_t n, cap;
-} text;
+/* The CSV written back: at most a header and SIM_MAX_ROWS rows of SIM_LINE_MAX bytes. */
+#define CSV_MAX ((size_t)SIM_TRACE_MAX_BYTES)
 
-static void put(text *t, const char *s)
+/* Appends s to the CSV being written back; a failure is a finding. */
+static void put(zbso_buf *csv, const char *s)
 {
-    size_t k = strlen(s);
-    if (t->n + k + 1 > t->cap) {
-        t->cap = (t->n + k + 1) * 2;
-        t->p = realloc(t->p, t->cap);
-        FUZZ_CHECK(t->p != NULL);
-    }
-    memcpy(t->p + t->n, s, k + 1);
-    t->n += k;
+    FUZZ_CHECK(buf_add(csv, s) == 0);
 }
 
 static void check_name(const char *s)
@@ -74,7 +66,8 @@ static void check_power(const uint8_t *data, size_t size)
         return;
     }
     FUZZ_CHECK(rc == 0 && t.n >= 1 && t.n <= data_lines(data, size));
-    text csv = {0};
+    zbso_buf csv;
+    buf_init(&csv, CSV_MAX);
     put(&csv, "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,"
               "average_power\n");
     for (size_t i = 0; i < t.n; i++) {
@@ -100,8 +93,8 @@ static void check_power(const uint8_t *data, size_t size)
         put(&csv, line);
     }
     err_clear(&err);
-    char *copy = fuzz_copy(csv.p, csv.n);
-    FUZZ_CHECK(sim_power_trace_parse(NAME, copy, csv.n, &again, &err) == 0);
+    char *copy = fuzz_copy(buf_ptr(&csv), buf_len(&csv));
+    FUZZ_CHECK(sim_power_trace_parse(NAME, copy, buf_len(&csv), &again, &err) == 0);
     FUZZ_CHECK(again.n == t.n);
     for (size_t i = 0; i < t.n; i++) {
         const sim_power_row *a = &t.rows[i], *b = &again.rows[i];
@@ -112,7 +105,7 @@ static void check_power(const uint8_t *data, size_t size)
                    same_double(a->average_power_w, b->average_power_w));
     }
     free(copy);
-    free(csv.p);
+    buf_free(&csv);
     sim_power_trace_free(&again);
     sim_power_trace_free(&t);
 }
@@ -131,7 +124,8 @@ static void check_train(const uint8_t *data, size_t size)
         return;
     }
     FUZZ_CHECK(rc == 0 && t.n >= 1 && t.n <= data_lines(data, size));
-    text csv = {0};
+    zbso_buf csv;
+    buf_init(&csv, CSV_MAX);
     put(&csv, "dataset,network,batch_size,optimizer,learning_rate,run,target_metric,"
               "target_epoch\n");
     for (size_t i = 0; i < t.n; i++) {
@@ -154,8 +148,8 @@ static void check_train(const uint8_t *data, size_t size)
         put(&csv, line);
     }
     err_clear(&err);
-    char *copy = fuzz_copy(csv.p, csv.n);
-    FUZZ_CHECK(sim_train_trace_parse(NAME, copy, csv.n, &again, &err) == 0);
+    char *copy = fuzz_copy(buf_ptr(&csv), buf_len(&csv));
+    FUZZ_CHECK(sim_train_trace_parse(NAME, copy, buf_len(&csv), &again, &err) == 0);
     FUZZ_CHECK(again.n == t.n);
     for (size_t i = 0; i < t.n; i++) {
         const sim_train_row *a = &t.rows[i], *b = &again.rows[i];
@@ -167,7 +161,7 @@ static void check_train(const uint8_t *data, size_t size)
                    same_double(a->target_metric, b->target_metric));
     }
     free(copy);
-    free(csv.p);
+    buf_free(&csv);
     sim_train_trace_free(&again);
     sim_train_trace_free(&t);
 }

@@ -10,43 +10,46 @@
 #include <sys/stat.h>
 
 #include "fuzz.h"
+#include "util/buf.h"
 
 #define REPLAY_MAX_BYTES ((size_t)16 << 20) /* larger than any input worth keeping */
+#define REPLAY_MAX_FILES ((size_t)1 << 20)  /* files in one directory */
 
 /* Runs the target on the file at path. Returns 0, or -1 when it cannot be read. */
 static int run_file(const char *path)
 {
     FILE *f = fopen(path, "rb");
-    char *buf = NULL;
+    zbso_buf buf;
     int rc = -1;
     if (!f) {
         fprintf(stderr, "replay: cannot open %s: %s\n", path, strerror(errno));
         return -1;
     }
-    buf = malloc(REPLAY_MAX_BYTES + 1);
-    if (!buf) {
+    buf_init(&buf, REPLAY_MAX_BYTES);
+    int brc = buf_add_file(&buf, f);
+    if (brc == ZBSO_ENOMEM) {
         fprintf(stderr, "replay: out of memory reading %s\n", path);
         goto out;
     }
-    size_t n = fread(buf, 1, REPLAY_MAX_BYTES + 1, f);
-    if (ferror(f) || n > REPLAY_MAX_BYTES) {
+    if (brc < 0) {
         fprintf(stderr, "replay: cannot read %s (or it is over %zu bytes)\n", path,
                 REPLAY_MAX_BYTES);
         goto out;
     }
     /* An exact-size copy, so a read past the input is caught as it would be in libFuzzer. */
+    size_t n = buf_len(&buf);
     char *input = malloc(n);
     if (!input && n) {
         fprintf(stderr, "replay: out of memory reading %s\n", path);
         goto out;
     }
     if (n)
-        memcpy(input, buf, n);
+        memcpy(input, buf_ptr(&buf), n);
     LLVMFuzzerTestOneInput((const uint8_t *)input, n);
     free(input);
     rc = 0;
 out:
-    free(buf);
+    buf_free(&buf);
     fclose(f);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* config.h: the server configuration of SPEC §5: defaults, a `.env` file, the environment
- * (which wins over `.env`) and, applied by the commands, command-line flags. The `.env`
- * text parser is pure (no I/O) so it can be fuzzed; only config_load touches files. */
+ * (which wins over `.env`) and, applied by the commands, command-line flags. Built as the
+ * zbso_config library (the executable and the fuzz targets link it); the `.env` text
+ * parser is util/dotenv.h. Only config_load touches files and the environment. */
 #ifndef ZBSO_CLI_CONFIG_H
 #define ZBSO_CLI_CONFIG_H
 
@@ -13,8 +14,6 @@
 #define CFG_HOST_MAX 255
 #define CFG_SECRET_MAX 1023      /* user, password, API token */
 #define DOTENV_MAX_BYTES (1u << 20) /* a larger `.env` file is refused */
-#define DOTENV_VALUE_MAX 8191    /* bytes of one value after unquoting */
-#define DOTENV_KEY_MAX 255
 
 typedef struct cli_config {
     char database_url[CFG_URL_MAX + 1];
@@ -28,19 +27,6 @@ typedef struct cli_config {
     char api_token[CFG_SECRET_MAX + 1];   /* "" means no authentication */
     char dotenv_path[CFG_URL_MAX + 1];    /* the `.env` file that was read, or "" */
 } cli_config;
-
-/* Called by dotenv_parse once per assignment, in file order. key and value are
- * NUL-terminated and valid only during the call. A non-zero return stops parsing and is
- * returned by dotenv_parse. */
-typedef int (*dotenv_fn)(void *ctx, const char *key, const char *value);
-
-/* Parses `.env` text (len bytes, need not be NUL-terminated): lines `KEY=VALUE` with an
- * optional `export ` prefix; blank lines and `#` comments are skipped; VALUE may be
- * 'single quoted' (literal), "double quoted" (\n \t \" \\ escapes, may span lines) or bare
- * (trailing ` # comment` and surrounding blanks removed). Returns 0, fn's non-zero code, or
- * ZBSO_EINVAL with err naming the line number and the problem (no `=`, a bad key, an
- * unterminated quote, text after a closing quote, a value over DOTENV_VALUE_MAX). */
-int dotenv_parse(const char *text, size_t len, dotenv_fn fn, void *ctx, zbso_err *err);
 
 /* Fills cfg with SPEC §5's defaults: sqlite:///zbso.db, 127.0.0.1:8000, INFO, no echo,
  * trial timeout 86400 s, no token. */

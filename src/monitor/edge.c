@@ -3,16 +3,8 @@
  * H200, so 8 GPUs read one after another would cost 8x). Never reads in a loop. */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "monitor/monitorInt.h"
-
-double mon_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Reads g's energy counter into g->edge (rc 0, or ZBSO_ERUNTIME with the reason). */
 static void read_counter(const nvml_lib *nvml, mon_gpu *g)

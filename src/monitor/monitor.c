@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "monitor/monitor.h"
 #include "monitor/monitorInt.h"
+#include "util/clock.h"
 
 #define DEFAULT_NVML_LIBRARY "libnvidia-ml.so.1"
 
@@ -255,15 +257,25 @@ static int fail(zbso_monitor *mon, const zbso_err *err)
     return err->code;
 }
 
-/* Checks a window name: non-NULL, 1..MON_NAME_MAX-1 bytes. Returns 0 or ZBSO_EINVAL. */
-static int check_name(const char *name, zbso_err *err)
+/* The start of every window call: clears mon's last message and checks the window name
+ * (non-NULL, 1..MON_NAME_MAX-1 bytes). Returns 0, or ZBSO_EINVAL (for a NULL mon without a
+ * message; else recorded in mon->errmsg). */
+static int start_call(zbso_monitor *mon, const char *name, zbso_err *err)
 {
-    if (name == NULL)
-        return err_set(err, ZBSO_EINVAL, "the window name is NULL");
+    if (mon == NULL)
+        return ZBSO_EINVAL;
+    err_clear(err);
+    mon->errmsg[0] = '\0';
+    if (name == NULL) {
+        err_set(err, ZBSO_EINVAL, "the window name is NULL");
+        return fail(mon, err);
+    }
     size_t len = strlen(name);
-    if (len == 0 || len >= MON_NAME_MAX)
-        return err_set(err, ZBSO_EINVAL, "window name '%.40s%s' is %zu bytes; 1 to %d allowed",
-                       name, len > 40 ? "..." : "", len, MON_NAME_MAX - 1);
+    if (len == 0 || len >= MON_NAME_MAX) {
+        err_set(err, ZBSO_EINVAL, "window name '%.40s%s' is %zu bytes; 1 to %d allowed",
+                name, len > 40 ? "..." : "", len, MON_NAME_MAX - 1);
+        return fail(mon, err);
+    }
     return 0;
 }
 
@@ -280,13 +292,10 @@ int zbso_monitor_begin_window(zbso_monitor *mon, const char *name)
 {
     zbso_err err;
     mon_window *w = NULL;
+    int rc = start_call(mon, name, &err);
 
-    if (mon == NULL)
-        return ZBSO_EINVAL;
-    err_clear(&err);
-    mon->errmsg[0] = '\0';
-    if (check_name(name, &err) < 0)
-        return fail(mon, &err);
+    if (rc < 0)
+        return rc;
     if (find_window(mon, name)) {
         err_set(&err, ZBSO_EBADOP, "a window named '%s' is already open", name);
         return fail(mon, &err);
@@ -300,7 +309,7 @@ int zbso_monitor_begin_window(zbso_monitor *mon, const char *name)
         return fail(mon, &err);
     }
 
-    double now_s = mon_now_s();
+    double now_s = clk_mono_s();
     mon_edge_read(mon, now_s);
     for (unsigned i = 0; i < mon->n_gpus; i++) {
         const mon_reading *r = &mon->gpus[i].edge;
@@ -351,21 +360,17 @@ int zbso_monitor_end_window(zbso_monitor *mon, const char *name, zbso_measuremen
 {
     zbso_err err;
     zbso_measurement m;
-    int rc = 0;
+    int rc = start_call(mon, name, &err);
 
-    if (mon == NULL)
-        return ZBSO_EINVAL;
-    err_clear(&err);
-    mon->errmsg[0] = '\0';
-    if (check_name(name, &err) < 0)
-        return fail(mon, &err);
+    if (rc < 0)
+        return rc;
     mon_window *w = find_window(mon, name);
     if (w == NULL) {
         err_set(&err, ZBSO_EBADOP, "no window named '%s' is open", name);
         return fail(mon, &err);
     }
 
-    double now_s = mon_now_s();
+    double now_s = clk_mono_s();
     mon_edge_read(mon, now_s);
     memset(&m, 0, sizeof m);
     m.time_s = now_s - w->begin_s;
@@ -398,4 +403,9 @@ const char *zbso_monitor_gpu_model(const zbso_monitor *mon)
 unsigned zbso_monitor_max_power_limit_mw(const zbso_monitor *mon)
 {
     return mon ? mon->max_limit_mw : 0;
+}
+
+double mon_job_max_power_w(unsigned max_power_limit_mw, unsigned n_gpus)
+{
+    return (double)(max_power_limit_mw / 1000u) * (double)n_gpus;
 }

@@ -107,9 +107,6 @@ struct zbso_monitor {
     char errmsg[ZBSO_ERRBUF_MAX];
 };
 
-/* CLOCK_MONOTONIC in seconds. */
-double mon_now_s(void);
-
 /* Starts the edge pool for mon's counter GPUs. Returns 0, or ZBSO_ERUNTIME when a thread
  * cannot be started (the pool is then stopped again). */
 int mon_edge_pool_start(struct zbso_monitor *mon, zbso_err *err);

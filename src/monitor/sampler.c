@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "monitor/monitorInt.h"
+#include "util/clock.h"
 
 /* Takes one power sample of g at now_s and folds it into g->sample. Called with the
  * sampler's mutex held (the NVML call is about 1 us, so holding it is cheap). */
@@ -34,38 +35,28 @@ static void sample_one(struct zbso_monitor *mon, mon_gpu *g, double now_s)
     st->last_w = w;
 }
 
-/* Adds seconds to a CLOCK_MONOTONIC timespec. */
-static void ts_add(struct timespec *ts, double seconds)
-{
-    long ns = ts->tv_nsec + (long)(seconds * 1e9);
-    ts->tv_sec += ns / 1000000000L;
-    ts->tv_nsec = ns % 1000000000L;
-}
-
 /* The thread: samples every sampled GPU each period until told to stop. Periods are
  * counted from a fixed start so the rate does not drift with the time a sample takes. */
 static void *sampler_main(void *arg)
 {
     struct zbso_monitor *mon = arg;
     mon_sampler *s = &mon->sampler;
-    struct timespec next;
+    struct timespec next = clk_now(CLOCK_MONOTONIC);
 
-    clock_gettime(CLOCK_MONOTONIC, &next);
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        ts_add(&next, MON_SAMPLE_PERIOD_S);
+        next = clk_ts_add(next, MON_SAMPLE_PERIOD_S);
         int wrc = 0;
         while (!s->stop && wrc != ETIMEDOUT)
             wrc = pthread_cond_timedwait(&s->stop_cv, &s->mu, &next);
         if (s->stop)
             break;
-        double now_s = mon_now_s();
+        double now_s = clk_mono_s();
         for (unsigned i = 0; i < mon->n_gpus; i++)
             if (!mon->gpus[i].has_counter)
                 sample_one(mon, &mon->gpus[i], now_s);
         /* A stalled thread (suspended process) must not try to catch up in a burst. */
-        struct timespec cur;
-        clock_gettime(CLOCK_MONOTONIC, &cur);
+        struct timespec cur = clk_now(CLOCK_MONOTONIC);
         if (cur.tv_sec > next.tv_sec + 1)
             next = cur;
     }
@@ -89,7 +80,7 @@ int mon_sampler_start(struct zbso_monitor *mon, zbso_err *err)
     pthread_condattr_destroy(&attr);
     s->started = true;
 
-    double now_s = mon_now_s();
+    double now_s = clk_mono_s();
     for (unsigned i = 0; i < mon->n_gpus; i++) {
         mon_gpu *g = &mon->gpus[i];
         if (g->has_counter)

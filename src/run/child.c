@@ -9,19 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "run/runInt.h"
+#include "util/clock.h"
 
 #define DRAIN_IDLE_MS 200      /* after the command exits, output idle this long has ended */
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int run_child_spawn(run_child *c, char *const argv[], char *const envp[], FILE *log,
                     zbso_err *err)
@@ -39,7 +32,7 @@ int run_child_spawn(run_child *c, char *const argv[], char *const envp[], FILE *
     c->exited = false;
     c->exit_status = 0;
     c->n = 0;
-    c->last_output_s = mono_s();
+    c->last_output_s = clk_mono_s();
     if (pipe(fds) < 0 || fcntl(fds[0], F_SETFD, FD_CLOEXEC) < 0 ||
         fcntl(fds[1], F_SETFD, FD_CLOEXEC) < 0) {
         rc = err_set(err, ZBSO_EIO, "cannot create a pipe for '%s': %s", argv[0],
@@ -144,7 +137,8 @@ int run_child_read(run_child *c, int timeout_ms, run_line_fn fn, void *ctx, zbso
     if (n == 0) {
         /* What is left of the process group may hold the pipe open after the command
          * exits; output idle that long after the exit counts as the end. */
-        if (!run_child_has_exited(c) || mono_s() - c->last_output_s < DRAIN_IDLE_MS / 1e3)
+        if (!run_child_has_exited(c) ||
+            clk_mono_s() - c->last_output_s < DRAIN_IDLE_MS / 1e3)
             return 0;
         rc = deliver(c, true, fn, ctx);
         if (c->log != NULL)
@@ -155,7 +149,7 @@ int run_child_read(run_child *c, int timeout_ms, run_line_fn fn, void *ctx, zbso
     if (got < 0)
         return errno == EINTR ? 0 : err_set(err, ZBSO_EIO, "cannot read the command's "
                                             "output: %s", strerror(errno));
-    c->last_output_s = mono_s();
+    c->last_output_s = clk_mono_s();
     if (got == 0) {
         close(c->out_fd);
         c->out_fd = -1;
@@ -185,7 +179,7 @@ bool run_child_has_exited(run_child *c)
 static int drain(run_child *c, double deadline, zbso_err *err)
 {
     int r = 0;
-    while (r == 0 && mono_s() < deadline)
+    while (r == 0 && clk_mono_s() < deadline)
         r = run_child_read(c, 20, NULL, NULL, err);
     return r < 0 ? r : 0;
 }
@@ -234,8 +228,8 @@ int run_child_stop(run_child *c, double grace_s, zbso_err *err)
     int rc;
     if (!run_child_has_exited(c)) {
         kill(-c->pid, SIGTERM);
-        double deadline = mono_s() + grace_s;
-        while (!run_child_has_exited(c) && mono_s() < deadline) {
+        double deadline = clk_mono_s() + grace_s;
+        while (!run_child_has_exited(c) && clk_mono_s() < deadline) {
             if (c->out_fd >= 0) {
                 if ((rc = run_child_read(c, 20, NULL, NULL, err)) < 0)
                     return rc;
@@ -247,7 +241,7 @@ int run_child_stop(run_child *c, double grace_s, zbso_err *err)
     }
     /* SIGKILL (in reap) whatever still runs, then keep what it wrote. */
     kill(-c->pid, SIGKILL);
-    if ((rc = drain(c, mono_s() + 1.0, err)) < 0)
+    if ((rc = drain(c, clk_mono_s() + 1.0, err)) < 0)
         return rc;
     return reap(c, err);
 }

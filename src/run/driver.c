@@ -11,8 +11,10 @@
 #include <sys/wait.h>
 
 #include "core/optimizer.h"
+#include "recur/recur.h"
 #include "run/run.h"
 #include "run/runInt.h"
+#include "util/buf.h"
 
 #define SPEC_FILE_MAX (1u << 20)   /* a larger job.json is refused */
 #define N_ENV 9                    /* variables set for the command */
@@ -35,8 +37,7 @@ typedef struct driver {
     run_history hist;
     bool has_re;
     regex_t re;
-    bool has_min_cost;             /* of this run's tries that reached the target */
-    double min_cost;
+    recur_policy policy;           /* retries and the cost bound (recur/recur.h) */
     uint64_t seed;
     run_child *child;
 } driver;
@@ -58,31 +59,29 @@ typedef struct try_state {
 static int load_job_file(driver *d, zbso_err *err)
 {
     const char *path = d->o->spec_path;
-    char *text = NULL;
-    size_t n = 0;
+    zbso_buf text;
     int rc = 0;
     FILE *f = fopen(path, "re");
     if (f == NULL)
         return err_set(err, ZBSO_EIO, "cannot open the job file '%s': %s", path,
                        strerror(errno));
-    if ((text = malloc(SPEC_FILE_MAX + 1)) == NULL) {
-        rc = err_set(err, ZBSO_ENOMEM, "out of memory reading '%s'", path);
-        goto out;
-    }
-    n = fread(text, 1, SPEC_FILE_MAX + 1, f);
-    if (ferror(f)) {
-        rc = err_set(err, ZBSO_EIO, "cannot read the job file '%s': %s", path,
-                     strerror(errno));
-        goto out;
-    }
-    if (n > SPEC_FILE_MAX) {
+    buf_init(&text, SPEC_FILE_MAX);
+    switch (buf_add_file(&text, f)) {
+    case 0:
+        rc = run_job_file_parse(path, buf_ptr(&text), buf_len(&text), &d->jf, err);
+        break;
+    case ZBSO_ETOOBIG:
         rc = err_set(err, ZBSO_EINVAL, "the job file '%s' is over %u bytes", path,
                      SPEC_FILE_MAX);
-        goto out;
+        break;
+    case ZBSO_ENOMEM:
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory reading '%s'", path);
+        break;
+    default:
+        rc = err_set(err, ZBSO_EIO, "cannot read the job file '%s': %s", path,
+                     strerror(errno));
     }
-    rc = run_job_file_parse(path, text, n, &d->jf, err);
-out:
-    free(text);
+    buf_free(&text);
     fclose(f);
     return rc;
 }
@@ -170,8 +169,9 @@ static void env_values(const driver *d, const zbso_trial_id *t, const char *tag,
     char eta[40], target[40], thresh[40];
     run_fmt_double(d->job.eta_knob, eta, sizeof eta);
     run_fmt_double(d->job.target_metric, target, sizeof target);
-    if (d->job.has_beta_knob && d->has_min_cost)
-        run_fmt_double(d->job.beta_knob * d->min_cost, thresh, sizeof thresh);
+    double bound = recur_cost_bound(&d->policy);
+    if (isfinite(bound))
+        run_fmt_double(bound, thresh, sizeof thresh);
     else
         snprintf(thresh, sizeof thresh, "inf");
     vals[0][0] = '\0';
@@ -273,7 +273,7 @@ static int run_try(driver *d, int64_t rec, int64_t try_no, run_history_row *row,
     row->batch_size = s->tid.batch_size;
     snprintf(tag, sizeof tag, "rec%02lld+try%02lld", (long long)rec, (long long)try_no);
     snprintf(log_path, sizeof log_path, "%s/%s.log", d->hist.dir, tag);
-    uint64_t seed = d->seed + (uint64_t)(rec - 1) * RUN_MAX_TRIES + (uint64_t)(try_no - 1);
+    uint64_t seed = d->seed + (uint64_t)(rec - 1) * RECUR_MAX_TRIES + (uint64_t)(try_no - 1);
     run_subst sub = subst_for(d, s->tid.batch_size, seed);
     if ((rc = build_argv(d, &sub, &argv, err)) < 0)
         goto out;
@@ -409,13 +409,14 @@ static void print_try(const run_history_row *row, const char *note)
     fflush(stdout);
 }
 
-/* The recurrence loop proper, once everything is open. */
-static int recur(driver *d, zbso_err *err)
+/* The recurrence loop proper, once everything is open; retries as recur/recur.h says. */
+static int recurrences(driver *d, zbso_err *err)
 {
     int rc = 0;
+    recur_init(&d->policy, d->job.default_batch_size, d->job.has_beta_knob, d->job.beta_knob);
     for (int64_t rec = 1; rec <= d->o->recurrences; rec++) {
-        bool reached = false;
-        for (int64_t try_no = 1; try_no <= RUN_MAX_TRIES && !reached; try_no++) {
+        recur_next next = RECUR_RETRY;
+        for (int64_t try_no = 1; next == RECUR_RETRY; try_no++) {
             run_history_row row = {.recurrence = rec, .try_no = try_no};
             bool dispatched;
             zbso_err hist_err;
@@ -430,25 +431,21 @@ static int recur(driver *d, zbso_err *err)
             }
             if (rc < 0)
                 return rc;
-            reached = row.reached;
-            if (reached && (!d->has_min_cost || row.cost < d->min_cost)) {
-                d->has_min_cost = true;
-                d->min_cost = row.cost;
-            }
-            if (!reached && rec == 1 && try_no == 1 &&
-                row.batch_size == d->job.default_batch_size)
-                return err_set(err, ZBSO_ETRAINFAIL,
-                               "the default batch size %lld did not reach the target metric "
-                               "%g in the first recurrence; it must (seed 004): raise "
-                               "max_epochs, lower target_metric or pick another default "
-                               "batch size (logs in %s)",
-                               (long long)row.batch_size, d->job.target_metric, d->hist.dir);
+            next = recur_after_try(&d->policy, rec, try_no, row.batch_size, row.reached,
+                                   row.cost);
         }
-        if (!reached)
+        if (next == RECUR_FAIL_DEFAULT)
+            return err_set(err, ZBSO_ETRAINFAIL,
+                           "the default batch size %lld did not reach the target metric %g "
+                           "in the first recurrence; it must (seed 004): raise max_epochs, "
+                           "lower target_metric or pick another default batch size (logs in "
+                           "%s)", (long long)d->job.default_batch_size, d->job.target_metric,
+                           d->hist.dir);
+        if (next == RECUR_FAIL_TRIES)
             return err_set(err, ZBSO_ETRAINFAIL,
                            "recurrence %lld did not reach the target metric %g in %d tries "
                            "(logs in %s)", (long long)rec, d->job.target_metric,
-                           RUN_MAX_TRIES, d->hist.dir);
+                           RECUR_MAX_TRIES, d->hist.dir);
     }
     return 0;
 }
@@ -498,7 +495,7 @@ int run_main(const run_options *o, zbso_err *err)
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
     handlers = true;
-    rc = recur(d, err);
+    rc = recurrences(d, err);
 out:
     if (handlers) {
         sigaction(SIGINT, &old_int, NULL);

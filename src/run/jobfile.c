@@ -9,6 +9,7 @@
 
 #include "codec/codec.h"
 #include "core/spec.h"
+#include "monitor/monitor.h"
 #include "run/runInt.h"
 
 static const char *const gpu_fact_names[3] = {"max_power", "number_of_gpus", "gpu_model"};
@@ -124,7 +125,7 @@ int run_job_file_finish(run_job_file *jf, unsigned n_gpus, unsigned max_power_li
                            "max_power, number_of_gpus and gpu_model in the job file",
                            gpu_fact_names[i]);
         if (i == 0)
-            jf->spec.max_power = (double)(max_power_limit_mw / 1000u) * (double)n_gpus;
+            jf->spec.max_power = mon_job_max_power_w(max_power_limit_mw, n_gpus);
         else if (i == 1)
             jf->spec.number_of_gpus = (int64_t)n_gpus;
         else

@@ -2,9 +2,9 @@
  * sums of one zbso_monitor window per epoch; time only (energy 0) with --no-gpu. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "run/runInt.h"
+#include "util/clock.h"
 #include "zbso/zbso.h"
 
 #define WINDOW "zbso-run-epoch"
@@ -15,13 +15,6 @@ struct run_meter {
     double start_s;            /* monotonic time of run_meter_start (no monitor) */
     double time_s, energy_j;   /* sums of the closed windows */
 };
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int run_meter_open(bool no_gpu, run_meter **out, zbso_err *err)
 {
@@ -68,7 +61,7 @@ const char *run_meter_gpu_model(const run_meter *m)
 /* Opens the epoch window. ZBSO_ERUNTIME with the monitor's message on failure. */
 static int begin(run_meter *m, zbso_err *err)
 {
-    m->start_s = mono_s();
+    m->start_s = clk_mono_s();
     if (m->mon != NULL && zbso_monitor_begin_window(m->mon, WINDOW) < 0)
         return err_set(err, ZBSO_ERUNTIME, "GPU monitor: %s", zbso_monitor_errmsg(m->mon));
     m->open = true;
@@ -98,7 +91,7 @@ int run_meter_lap(run_meter *m, bool restart, double *time_s, double *energy_j,
             m->time_s += w.time_s;
             m->energy_j += w.total_energy_j;
         } else {
-            m->time_s += mono_s() - m->start_s;
+            m->time_s += clk_mono_s() - m->start_s;
         }
     }
     *time_s = m->time_s;

@@ -1,6 +1,6 @@
 /* run.h: `zbso run` (SPEC §7, seed 004's ZeusMaster): drives a training command across
  * recurrences with the batch sizes the optimizer picks, in-process on a SQLite file or
- * against a zbso server. Knows nothing of the command line; src/cli/run.c parses it. */
+ * against a zbso server. Knows nothing of the command line; src/cli/cmd_run.c parses it. */
 #ifndef ZBSO_RUN_RUN_H
 #define ZBSO_RUN_RUN_H
 
@@ -9,7 +9,6 @@
 
 #include "util/err.h"
 
-#define RUN_MAX_TRIES 20          /* tries per recurrence before giving up (seed 004) */
 #define RUN_DEFAULT_SEED 123456   /* seed 004's default */
 #define RUN_DEFAULT_GRACE_S 10.0  /* SIGTERM -> SIGKILL */
 

@@ -61,8 +61,8 @@ typedef struct run_job_file {
  * The spec is not validated yet. */
 int run_job_file_parse(const char *what, const char *text, size_t len, run_job_file *out,
                        zbso_err *err);
-/* Fills the absent GPU facts (max_power = floor(max_power_limit_mw / 1000) * n_gpus, as
- * the Zeus client does) and validates the whole spec (spec_validate). With n_gpus 0 (no
+/* Fills the absent GPU facts (max_power by mon_job_max_power_w, as the Zeus client and
+ * libzbso compute it) and validates the whole spec (spec_validate). With n_gpus 0 (no
  * monitor) every fact must have been given: ZBSO_ECONFIG naming the missing one.
  * Returns 0 or ZBSO_EINVAL / ZBSO_ECONFIG. */
 int run_job_file_finish(run_job_file *jf, unsigned n_gpus, unsigned max_power_limit_mw,

@@ -1,7 +1,7 @@
 /* sim.h: trace-driven simulation of recurring jobs (SPEC §8): the Zeus trace readers,
  * workloads, the arithmetic of one simulated run, the recurrence driver over the real
- * optimizer (service.h on a memory:// store) and the output files. No command-line
- * parsing here and no global state: the CLI (src/cli/simulate.c) owns the process. */
+ * optimizer (service.h on a memory:// store), the thread sweep and the output files. No
+ * command-line parsing here and no global state: src/cli/cmd_simulate.c owns the process. */
 #ifndef ZBSO_SIM_SIM_H
 #define ZBSO_SIM_SIM_H
 
@@ -19,7 +19,6 @@
 /* Bytes of a trace file: a header and SIM_MAX_ROWS rows of at most SIM_LINE_MAX bytes. */
 #define SIM_TRACE_MAX_BYTES ((SIM_MAX_ROWS + 1LL) * SIM_LINE_MAX)
 #define SIM_MAX_PL 32            /* power limits of one batch size */
-#define SIM_MAX_TRIES 20         /* tries per recurrence, as Zeus's ZeusMaster */
 #define SIM_MAX_RECURRENCES 100000
 #define SIM_MAX_SEEDS 100000
 
@@ -142,7 +141,7 @@ void sim_workload_free(sim_workload *w);  /* NULL: no-op */
 /* The batch size entry of w for batch_size, or NULL. */
 const sim_bs *sim_workload_bs(const sim_workload *w, int64_t batch_size);
 
-/* ---- one run (run.c): pure arithmetic ---- */
+/* ---- one run (model.c): pure arithmetic ---- */
 
 /* The power limit (index into b->pl_w) that JIT profiling picks: least epoch cost
  * (eta * average_power + (1 - eta) * max_power) * time_per_epoch; on ties the higher
@@ -179,7 +178,7 @@ typedef struct sim_expect {
 void sim_expect_fixed(const sim_workload *w, const sim_bs *b, size_t pl, double eta,
                       sim_expect *out);
 
-/* ---- simulation (simulate.c) ---- */
+/* ---- simulation (recurrence.c) and sweep (sweep.c) ---- */
 
 typedef struct sim_options {
     double eta;
@@ -201,7 +200,7 @@ typedef struct sim_row {
 typedef struct sim_result {
     uint64_t seed;
     sim_row *rows;
-    size_t n_rows, cap_rows;
+    size_t n_rows;
     int64_t n_recurrences;
     double *rec_cost;      /* cost of each recurrence (all its tries), n_recurrences */
     double energy_j, time_s, cost;  /* totals over all runs */
@@ -213,8 +212,9 @@ int64_t sim_recurrences(const sim_workload *w, const sim_options *o);
 
 /* Simulates w recurring with seed: a memory:// store, the job registered with
  * mab_seed = seed, a fake clock that advances by each run's time, path sampling from
- * a generator seeded from the seed. Each recurrence retries (at most SIM_MAX_TRIES) until
- * a run reaches the target. Fills *out (sim_result_free). Returns 0; ZBSO_ENOCONV when the
+ * a generator seeded from the seed. Recurrences are retried as `zbso run` retries them
+ * (recur/recur.h: at most RECUR_MAX_TRIES tries; a run allowed zero epochs is a try that
+ * did not reach the target). Fills *out (sim_result_free). Returns 0; ZBSO_ENOCONV when the
  * default batch size does not reach the target in the first recurrence, a recurrence
  * exhausts its tries, or the optimizer finds no batch size converged; the service's codes;
  * ZBSO_ENOMEM. err names the workload, GPU, seed and recurrence. */

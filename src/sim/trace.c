@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "util/buf.h"
 
 static const char power_header[] =
     "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power";
@@ -154,9 +155,13 @@ static int parse_csv(const char *name, const char *buf, size_t len, const char *
     reader r = {name, 0, err};
     char line[SIM_LINE_MAX + 1];
     char *fields[MAX_FIELDS];
-    unsigned char *rows = NULL;
-    size_t n = 0, cap = 0, pos = 0;
+    union { sim_power_row power; sim_train_row train; } row;   /* one parsed row */
+    zbso_buf rows;
+    size_t n = 0, pos = 0;
     int rc = 0;
+    if (elem > sizeof row)
+        return err_set(err, ZBSO_EINTERNAL, "a trace row of %zu bytes", elem);
+    buf_init(&rows, (size_t)SIM_MAX_ROWS * elem);
     while (pos < len) {
         /* A line is what fgets would read into line: up to a newline, at most
          * SIM_LINE_MAX bytes. */
@@ -198,24 +203,19 @@ static int parse_csv(const char *name, const char *buf, size_t len, const char *
             rc = err_set(err, ZBSO_EINVAL, "%s:%zu: empty line", name, r.line_no);
             goto out;
         }
+        /* Checked before the line is parsed, so a file too long is named as such. */
         if (n >= SIM_MAX_ROWS) {
             rc = err_set(err, ZBSO_EINVAL, "%s:%zu: more than %d rows", name, r.line_no,
                          SIM_MAX_ROWS);
             goto out;
         }
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 256;
-            void *p = realloc(rows, ncap * elem);
-            if (p == NULL) {
-                rc = err_set(err, ZBSO_ENOMEM, "out of memory reading %s", name);
-                goto out;
-            }
-            rows = p;
-            cap = ncap;
-        }
         if ((rc = split(&r, line, fields, n_fields)) < 0 ||
-            (rc = parse(&r, fields, rows + n * elem)) < 0)
+            (rc = parse(&r, fields, &row)) < 0)
             goto out;
+        if (buf_addn(&rows, &row, elem) < 0) {
+            rc = err_set(err, ZBSO_ENOMEM, "out of memory reading %s", name);
+            goto out;
+        }
         n++;
     }
     if (r.line_no == 0) {
@@ -226,11 +226,10 @@ static int parse_csv(const char *name, const char *buf, size_t len, const char *
         rc = err_set(err, ZBSO_EINVAL, "%s: no data rows after the header", name);
         goto out;
     }
-    *rows_out = rows;
+    *rows_out = buf_take(&rows, NULL);
     *n_out = n;
-    rows = NULL;
 out:
-    free(rows);
+    buf_free(&rows);
     return rc;
 }
 
@@ -239,47 +238,29 @@ out:
  * ZBSO_EIO (cannot open or read), ZBSO_EINVAL (too large) or ZBSO_ENOMEM. */
 static int read_file(const char *path, char **out, size_t *len, zbso_err *err)
 {
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
+    zbso_buf b;
     int rc = 0;
     *out = NULL;
     *len = 0;
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return err_set(err, ZBSO_EIO, "cannot read trace %s: %s", path, strerror(errno));
-    for (;;) {
-        if (n == cap) {
-            if (cap > SIM_TRACE_MAX_BYTES) {
-                rc = err_set(err, ZBSO_EINVAL, "%s: larger than %lld bytes, too large for a "
-                             "trace", path, (long long)SIM_TRACE_MAX_BYTES);
-                goto out;
-            }
-            size_t ncap = cap ? cap * 2 : 65536;
-            if (ncap > (size_t)SIM_TRACE_MAX_BYTES + 1)
-                ncap = (size_t)SIM_TRACE_MAX_BYTES + 1;
-            char *p = realloc(buf, ncap);
-            if (p == NULL) {
-                rc = err_set(err, ZBSO_ENOMEM, "out of memory reading %s", path);
-                goto out;
-            }
-            buf = p;
-            cap = ncap;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
+    buf_init(&b, (size_t)SIM_TRACE_MAX_BYTES);
+    switch (buf_add_file(&b, f)) {
+    case 0:
+        *out = buf_take(&b, len);
+        break;
+    case ZBSO_ETOOBIG:
+        rc = err_set(err, ZBSO_EINVAL, "%s: larger than %lld bytes, too large for a trace",
+                     path, (long long)SIM_TRACE_MAX_BYTES);
+        break;
+    case ZBSO_ENOMEM:
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory reading %s", path);
+        break;
+    default:
         rc = err_set(err, ZBSO_EIO, "cannot read trace %s: %s", path, strerror(errno));
-        goto out;
     }
-    *out = buf;
-    *len = n;
-    buf = NULL;
-out:
     fclose(f);
-    free(buf);
     return rc;
 }
 

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "monitor/monitor.h"
+#include "util/clock.h"
 #include "zbso/zbso.h"
 
 static const char *const fake_vars[] = {
@@ -64,13 +66,6 @@ static void sleep_s(double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
     nanosleep(&ts, NULL);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* Opens a monitor that must succeed; prints the message if it does not. */
@@ -142,18 +137,18 @@ typedef struct window_times {
 
 static void begin_timed(zbso_monitor *mon, const char *name, window_times *wt)
 {
-    wt->begin_called_s = now_s();
+    wt->begin_called_s = clk_mono_s();
     assert_int_equal(zbso_monitor_begin_window(mon, name), 0);
-    wt->begin_returned_s = now_s();
+    wt->begin_returned_s = clk_mono_s();
 }
 
 /* Ends the window begun by begin_timed; checks that its time lies within the calls. */
 static zbso_measurement end_timed(zbso_monitor *mon, const char *name, window_times *wt)
 {
     zbso_measurement m;
-    wt->end_called_s = now_s();
+    wt->end_called_s = clk_mono_s();
     int rc = zbso_monitor_end_window(mon, name, &m);
-    wt->end_returned_s = now_s();
+    wt->end_returned_s = clk_mono_s();
     if (rc != 0)
         print_message("end_window: %s\n", zbso_monitor_errmsg(mon));
     assert_int_equal(rc, 0);
@@ -419,7 +414,22 @@ static void test_bad_operations(void **state)
     assert_int_equal(zbso_monitor_begin_window(mon, "a"), ZBSO_EBADOP);
     assert_non_null(strstr(zbso_monitor_errmsg(mon), "'a'"));
     assert_int_equal(zbso_monitor_begin_window(mon, NULL), ZBSO_EINVAL);
+    assert_string_equal(zbso_monitor_errmsg(mon), "the window name is NULL");
     assert_int_equal(zbso_monitor_begin_window(mon, ""), ZBSO_EINVAL);
+    assert_string_equal(zbso_monitor_errmsg(mon), "window name '' is 0 bytes; 1 to 127 allowed");
+    /* end_window checks alike; a call that works clears the last message. */
+    char longname[129];
+    memset(longname, 'n', 128);
+    longname[128] = '\0';
+    assert_int_equal(zbso_monitor_end_window(mon, longname, &m), ZBSO_EINVAL);
+    assert_non_null(strstr(zbso_monitor_errmsg(mon), "is 128 bytes; 1 to 127 allowed"));
+    assert_int_equal(zbso_monitor_end_window(mon, NULL, &m), ZBSO_EINVAL);
+    assert_string_equal(zbso_monitor_errmsg(mon), "the window name is NULL");
+    assert_int_equal(zbso_monitor_begin_window(mon, "b"), 0);
+    assert_string_equal(zbso_monitor_errmsg(mon), "");
+    assert_int_equal(zbso_monitor_end_window(mon, "b", NULL), 0);
+    assert_int_equal(zbso_monitor_begin_window(NULL, "x"), ZBSO_EINVAL);
+    assert_int_equal(zbso_monitor_end_window(NULL, "x", &m), ZBSO_EINVAL);
 
     /* 64 windows at once, not 65. */
     for (int i = 1; i < 64; i++) {
@@ -446,7 +456,21 @@ static void test_gpu_facts(void **state)
     zbso_measurement m = measure(mon, "facts", 0.01, NULL);
     for (int i = 0; i < 3; i++)
         assert_int_equal(m.gpu_indices[i], i);
+    assert_true(mon_job_max_power_w(zbso_monitor_max_power_limit_mw(mon),
+                                    zbso_monitor_gpu_count(mon)) == 2100.0);
     close_mon(mon);
+}
+
+/* The job's max_power from the GPU facts, as the Zeus client computes it: whole watts. */
+static void test_job_max_power(void **state)
+{
+    (void)state;
+    assert_true(mon_job_max_power_w(700500, 4) == 2800.0);
+    assert_true(mon_job_max_power_w(300000, 1) == 300.0);
+    assert_true(mon_job_max_power_w(999, 8) == 0.0);
+    assert_true(mon_job_max_power_w(250999, 2) == 500.0);
+    assert_true(mon_job_max_power_w(700000, 0) == 0.0);
+    assert_true(mon_job_max_power_w(4294967295u, 64) == 4294967.0 * 64);
 }
 
 /* Median over 5 begin+end pairs, in seconds. */
@@ -454,10 +478,10 @@ static double edge_pair_s(zbso_monitor *mon)
 {
     double t[5];
     for (int i = 0; i < 5; i++) {
-        double t0 = now_s();
+        double t0 = clk_mono_s();
         assert_int_equal(zbso_monitor_begin_window(mon, "pair"), 0);
         assert_int_equal(zbso_monitor_end_window(mon, "pair", NULL), 0);
-        t[i] = now_s() - t0;
+        t[i] = clk_mono_s() - t0;
     }
     for (int i = 1; i < 5; i++)
         for (int k = i; k > 0 && t[k] < t[k - 1]; k--) {
@@ -499,6 +523,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sampler_error_mid_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_operations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpu_facts, setup, teardown),
+        cmocka_unit_test(test_job_max_power),
         cmocka_unit_test_setup_teardown(test_edges_read_in_parallel, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

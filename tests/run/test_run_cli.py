@@ -244,6 +244,24 @@ class TestEmbedded(RunCase):
         self.assertEqual(self.decisions(), [(1, 1, 32, "false")])
         self.assertEqual(self.trials(), [(1, 32, "Succeeded")])
 
+    def test_continued_job_may_start_with_another_batch_size(self):
+        # The default must reach the target only as the job's first run: a second `zbso
+        # run` of the same job on the same file starts where pruning stands (16, which
+        # never reaches the target) and retries it like any other try (recur/recur.h).
+        cmd = [*TRAIN, "--bs", "{bs}", "--rates", "16:0.01,32:0.25,64:0.2,128:0.04"]
+        self.assertOk(self.run_zbso(spec(), 1, cmd, extra=["--no-gpu", "--metric-regex", REGEX]))
+        self.assertEqual(self.decisions(), [(1, 1, 32, "true")])
+        p = self.run_zbso(spec(), 1, cmd,
+                          extra=["--no-gpu", "--metric-regex", REGEX, "--log-dir", "logs2"])
+        self.assertOk(p)
+        (again,) = glob.glob(os.path.join(self.dir, "logs2", "*", "history.csv"))
+        with open(again) as f:
+            rows = [(int(r["recurrence"]), int(r["try"]), int(r["batch_size"]), r["reached"])
+                    for r in csv.DictReader(f)]
+        self.assertEqual(rows, [(1, 1, 16, "false"), (1, 2, 64, "true")])
+        self.assertEqual(self.trials(), [(1, 32, "Succeeded"), (2, 16, "Succeeded"),
+                                         (3, 64, "Succeeded")])
+
     def test_script_exits_early_is_retried_up_to_20_times(self):
         # 64 stops printing after 2 epochs (0.2, below the target) and exits 0: not
         # reached, its trial ended as Failed, so pruning explores 64 again; after 20 tries
@@ -304,6 +322,33 @@ class TestEmbedded(RunCase):
         p = self.run_zbso(spec(), 1, ["true"], extra=["--no-gpu", "--metric-regex", "(["])
         self.assertEqual(p.returncode, 1)
         self.assertIn("--metric-regex '(['", p.stderr)
+
+    def test_job_file_limit_and_read_errors(self):
+        def run_spec(path):
+            e = {k: v for k, v in os.environ.items() if not k.startswith("ZEUS_")}
+            return subprocess.run([ZBSO_BIN, "run", "--db", "x.db", "--spec", path,
+                                   "--recurrences", "1", "--log-dir", "logs", "--no-gpu",
+                                   "--", "true"], cwd=self.dir, env=e, capture_output=True,
+                                  text=True, timeout=60)
+        text = json.dumps(spec())
+        limit = 1 << 20
+        with open(os.path.join(self.dir, "full.json"), "w") as f:
+            f.write(text + " " * (limit - len(text)))   # exactly the limit: read
+        p = run_spec("full.json")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("without finishing its trial", p.stderr)   # it got as far as a try
+        with open(os.path.join(self.dir, "over.json"), "w") as f:
+            f.write(text + " " * (limit + 1 - len(text)))
+        p = run_spec("over.json")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("the job file 'over.json' is over 1048576 bytes", p.stderr)
+        os.mkdir(os.path.join(self.dir, "adir"))
+        p = run_spec("adir")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot read the job file 'adir': Is a directory", p.stderr)
+        p = run_spec("missing.json")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot open the job file 'missing.json'", p.stderr)
 
     def test_unwritable_log_dir(self):
         with open(os.path.join(self.dir, "afile"), "w") as f:

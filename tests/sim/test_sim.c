@@ -118,6 +118,11 @@ static void test_power_bad(void **state)
     err_clear(&err);
     assert_int_equal(sim_power_trace_load("/nonexistent/zbso.csv", &t, &err), ZBSO_EIO);
     assert_non_null(strstr(err.msg, "/nonexistent/zbso.csv"));
+    /* A directory opens but cannot be read: the reason is named. */
+    err_clear(&err);
+    assert_int_equal(sim_power_trace_load("/tmp", &t, &err), ZBSO_EIO);
+    assert_string_equal(err.msg, "cannot read trace /tmp: Is a directory");
+    assert_null(t.rows);
 }
 
 static void test_train_parse(void **state)

@@ -1,6 +1,6 @@
-/* migrate.c: `zbso migrate`: takes a database's schema to a version through its backend, or
- * with --sql prints the backend's migration SQL without opening any database. The SQL
- * itself belongs to each backend (src/store); none is written here. */
+/* cmd_migrate.c: `zbso migrate`: takes a database's schema to a version through its
+ * backend, or with --sql prints the backend's migration SQL without opening any database.
+ * The SQL itself belongs to each backend (src/store); none is written here. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* run.c: the arithmetic of one simulated run (epochs allowed, time, energy, cost), the
+/* model.c: the arithmetic of one simulated run (epochs allowed, time, energy, cost), the
  * JIT power limit pick and the expected cost of a fixed configuration. Pure: no I/O, no
  * randomness (the caller picks the path). */
 #include <math.h>

@@ -1,16 +1,16 @@
-/* simulate.c: `zbso simulate`: parses the command line, loads the traces, runs the sweep
- * of (workload, seed) simulations and prints/writes the results. The simulation itself
- * lives in src/sim; nothing here decides a batch size or computes a cost. */
+/* cmd_simulate.c: `zbso simulate`: parses the command line, loads the traces, runs the
+ * sweep of (workload, seed) simulations and prints/writes the results. The simulation
+ * itself lives in src/sim; nothing here decides a batch size or computes a cost. */
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "sim/sim.h"
+#include "util/clock.h"
 
 static const char simulate_usage[] =
     "usage: zbso simulate [--workload NAME|all] [--gpu NAME] [--power-trace FILE]\n"
@@ -202,30 +202,24 @@ static int parse_args(int argc, char **argv, sim_args *a, zbso_err *err)
 }
 
 typedef struct progress_ctx {
-    struct timespec start, last;
+    double start_s, last_s;    /* monotonic */
     bool shown, tty;
 } progress_ctx;
-
-static double since(const struct timespec *a, const struct timespec *b)
-{
-    return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
-}
 
 /* Prints "simulations done/total" on stderr once a sweep has run a second: in place on a
  * terminal, else a line every five seconds. */
 static void show_progress(void *ctx, size_t done, size_t total)
 {
     progress_ctx *p = ctx;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (since(&p->start, &now) < 1.0)
+    double now_s = clk_mono_s();
+    if (now_s - p->start_s < 1.0)
         return;
-    if (!p->tty && p->shown && since(&p->last, &now) < 5.0 && done < total)
+    if (!p->tty && p->shown && now_s - p->last_s < 5.0 && done < total)
         return;
     fprintf(stderr, "%szbso simulate: %zu/%zu simulations done%s", p->tty ? "\r" : "", done,
             total, p->tty && done < total ? "" : "\n");
     p->shown = true;
-    p->last = now;
+    p->last_s = now_s;
 }
 
 static void print_summary(const sim_summary *s, size_t n)
@@ -345,8 +339,7 @@ int cli_simulate(int argc, char **argv)
         rc = err_set(&err, ZBSO_ENOMEM, "out of memory for %zu simulations", n_ws * n_seeds);
         goto fail;
     }
-    progress_ctx prog = {.tty = isatty(STDERR_FILENO)};
-    clock_gettime(CLOCK_MONOTONIC, &prog.start);
+    progress_ctx prog = {.tty = isatty(STDERR_FILENO), .start_s = clk_mono_s()};
     rc = sim_sweep(ws, n_ws, a.seed_lo, a.seed_hi, &a.o, a.threads, results, show_progress,
                    &prog, &err);
     if (rc < 0)

@@ -1,17 +1,17 @@
-/* simulate.c: the recurrence driver of the simulator: one (workload, seed) simulation
+/* recurrence.c: the recurrence driver of the simulator: one (workload, seed) simulation
  * drives the real optimizer through service.h on its own memory:// store with a fake
- * clock, and a sweep runs many of them on threads. Writes no files (output.c does). */
+ * clock (sweep.c runs many of them on threads). Writes no files (output.c does). */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/optimizer.h"
 #include "core/spec.h"
+#include "recur/recur.h"
 #include "service/service.h"
 #include "sim/sim.h"
+#include "util/buf.h"
 
 /* The simulated environment: a clock that advances by each run's time, and an entropy
  * source that is never needed (the job has a seed and an id) but deterministic anyway. */
@@ -45,23 +45,16 @@ int64_t sim_recurrences(const sim_workload *w, const sim_options *o)
     return 2 * (int64_t)w->n_bs * (int64_t)w->n_pl_all;
 }
 
-/* Appends a row to r (growing to at most SIM_MAX_RECURRENCES * SIM_MAX_TRIES rows).
- * Returns 0 or ZBSO_ENOMEM. */
-static int add_row(sim_result *r, const sim_row *row, zbso_err *err)
+/* Appends a row to rows (at most SIM_MAX_RECURRENCES * RECUR_MAX_TRIES rows, the bound
+ * rows was made with). Returns 0, ZBSO_EINTERNAL past the bound or ZBSO_ENOMEM. */
+static int add_row(zbso_buf *rows, const sim_row *row, zbso_err *err)
 {
-    if (r->n_rows == r->cap_rows) {
-        size_t cap = r->cap_rows ? r->cap_rows * 2 : 64;
-        if (cap > (size_t)SIM_MAX_RECURRENCES * SIM_MAX_TRIES)
-            cap = (size_t)SIM_MAX_RECURRENCES * SIM_MAX_TRIES;
-        if (cap <= r->n_rows)
-            return err_set(err, ZBSO_EINTERNAL, "more than %zu simulated runs", r->n_rows);
-        sim_row *p = realloc(r->rows, cap * sizeof *p);
-        if (p == NULL)
-            return err_set(err, ZBSO_ENOMEM, "out of memory recording simulated runs");
-        r->rows = p;
-        r->cap_rows = cap;
-    }
-    r->rows[r->n_rows++] = *row;
+    size_t n = buf_len(rows) / sizeof *row;
+    int rc = buf_addn(rows, row, sizeof *row);
+    if (rc == ZBSO_ETOOBIG)
+        return err_set(err, ZBSO_EINTERNAL, "more than %zu simulated runs", n);
+    if (rc < 0)
+        return err_set(err, ZBSO_ENOMEM, "out of memory recording simulated runs");
     return 0;
 }
 
@@ -102,11 +95,13 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
     bool created = false;
     bool profiled[ZBSO_MAX_BATCH_SIZES] = {false};
     size_t jit_pl[ZBSO_MAX_BATCH_SIZES] = {0};
-    bool has_min_cost = false;
-    double min_cost = 0;
+    recur_policy policy;
+    zbso_report_response resp;
     zbso_rng paths;
+    zbso_buf rows;
     int rc = 0;
 
+    buf_init(&rows, (size_t)SIM_MAX_RECURRENCES * RECUR_MAX_TRIES * sizeof(sim_row));
     memset(out, 0, sizeof *out);
     out->seed = seed;
     out->n_recurrences = sim_recurrences(w, o);
@@ -124,11 +119,12 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
         (rc = store_open("memory://", &sopt, &st, err)) < 0 ||
         (rc = svc_register_job(st, &env, &spec, &stored, &created, NULL, err)) < 0)
         goto out;
+    recur_init(&policy, spec.default_batch_size, o->has_beta, o->beta);
 
     const double hib_away = w->preset.higher_is_better ? -INFINITY : INFINITY;
     for (int64_t rec = 1; rec <= out->n_recurrences; rec++) {
-        bool done = false;
-        for (int64_t try_no = 1; try_no <= SIM_MAX_TRIES && !done; try_no++) {
+        recur_next next = RECUR_RETRY;
+        for (int64_t try_no = 1; next == RECUR_RETRY; try_no++) {
             zbso_trial_id tid;
             if ((rc = svc_next_batch_size(st, &env, spec.job_id, &tid, NULL, err)) < 0)
                 goto out;
@@ -152,14 +148,18 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
             }
             int64_t target_epoch =
                 w->path_epochs[b->path_off + rng_next_u64(&paths) % b->n_paths];
-            double cost_ub = o->has_beta && has_min_cost ? o->beta * min_cost : INFINITY;
             sim_run run;
-            sim_run_compute(w, b, pl, target_epoch, profile, o->eta, cost_ub, &run);
+            sim_run_compute(w, b, pl, target_epoch, profile, o->eta,
+                            recur_cost_bound(&policy), &run);
             if (run.epochs == 0) {
-                /* Not even one epoch fits under the bound: the run never starts. */
+                /* Not even one epoch fits under the bound: the run never starts (never in
+                 * the first recurrence, which has no bound yet). */
                 out->n_unrun++;
                 if ((rc = svc_end_trial(st, &env, &tid, NULL, err)) < 0)
                     goto out;
+                snprintf(resp.message, sizeof resp.message, "not one epoch fits under the "
+                         "cost bound");
+                next = recur_after_try(&policy, rec, try_no, b->batch_size, false, 0);
                 continue;
             }
             if (profile) {
@@ -178,7 +178,6 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
                                                                   hib_away),
                                         .current_epoch =
                                             run.reached ? run.epochs : w->preset.max_epochs};
-            zbso_report_response resp;
             if ((rc = svc_report(st, &env, &res, &resp, NULL, err)) < 0)
                 goto out;
             if (!resp.stop_train) {
@@ -187,38 +186,38 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
                 goto out;
             }
             ectx.now += run.time_s;
-            if (resp.converged && (!has_min_cost || run.cost < min_cost)) {
-                has_min_cost = true;
-                min_cost = run.cost;
-            }
             sim_row row = {rec, try_no, b->batch_size, b->pl_w[pl], run.energy_j,
                            run.time_s, run.cost, resp.converged};
-            if ((rc = add_row(out, &row, err)) < 0)
+            if ((rc = add_row(&rows, &row, err)) < 0)
                 goto out;
             out->rec_cost[rec - 1] += run.cost;
             out->energy_j += run.energy_j;
             out->time_s += run.time_s;
             out->cost += run.cost;
-            done = resp.converged;
-            if (!done && rec == 1) {
-                rc = err_set(err, ZBSO_ENOCONV,
-                             "workload %s on %s, seed %llu: the default batch size %lld did "
-                             "not reach the target %g in the first recurrence (%s)",
-                             w->preset.name, w->gpu, (unsigned long long)seed,
-                             (long long)b->batch_size, w->preset.target_metric,
-                             resp.message);
-                goto out;
-            }
+            next = recur_after_try(&policy, rec, try_no, b->batch_size, resp.converged,
+                                   run.cost);
         }
-        if (!done) {
+        if (next == RECUR_FAIL_DEFAULT) {
+            rc = err_set(err, ZBSO_ENOCONV,
+                         "workload %s on %s, seed %llu: the default batch size %lld did "
+                         "not reach the target %g in the first recurrence (%s)",
+                         w->preset.name, w->gpu, (unsigned long long)seed,
+                         (long long)spec.default_batch_size, w->preset.target_metric,
+                         resp.message);
+            goto out;
+        }
+        if (next == RECUR_FAIL_TRIES) {
             rc = err_set(err, ZBSO_ENOCONV,
                          "workload %s on %s, seed %llu: recurrence %lld did not reach the "
                          "target in %d tries", w->preset.name, w->gpu,
-                         (unsigned long long)seed, (long long)rec, SIM_MAX_TRIES);
+                         (unsigned long long)seed, (long long)rec, RECUR_MAX_TRIES);
             goto out;
         }
     }
+    out->rows = (sim_row *)buf_take(&rows, &out->n_rows);
+    out->n_rows /= sizeof(sim_row);
 out:
+    buf_free(&rows);
     /* Every failure names the simulation it happened in. */
     if (rc < 0 && err != NULL && strncmp(err->msg, "workload ", 9) != 0) {
         char msg[ZBSO_ERR_MSG_MAX];
@@ -241,108 +240,5 @@ void sim_result_free(sim_result *r)
     free(r->rec_cost);
     r->rows = NULL;
     r->rec_cost = NULL;
-    r->n_rows = r->cap_rows = 0;
-}
-
-/* ---- sweep ---- */
-
-typedef struct sweep {
-    pthread_mutex_t mu;
-    pthread_cond_t cond;
-    sim_workload *const *ws;
-    size_t n_seeds, total, next, done;
-    uint64_t seed_lo;
-    const sim_options *o;
-    sim_result *results;
-    int rc;
-    zbso_err err;
-} sweep;
-
-static void *sweep_worker(void *arg)
-{
-    sweep *s = arg;
-    for (;;) {
-        pthread_mutex_lock(&s->mu);
-        if (s->next >= s->total || s->rc < 0) {
-            pthread_mutex_unlock(&s->mu);
-            break;
-        }
-        size_t i = s->next++;
-        pthread_mutex_unlock(&s->mu);
-
-        zbso_err err;
-        err_clear(&err);
-        int rc = sim_simulate(s->ws[i / s->n_seeds], s->o, s->seed_lo + i % s->n_seeds,
-                              &s->results[i], &err);
-        pthread_mutex_lock(&s->mu);
-        s->done++;
-        if (rc < 0 && s->rc == 0) {
-            s->rc = rc;
-            s->err = err;
-        }
-        pthread_cond_signal(&s->cond);
-        pthread_mutex_unlock(&s->mu);
-    }
-    return NULL;
-}
-
-int sim_sweep(sim_workload *const *ws, size_t n_ws, uint64_t seed_lo, uint64_t seed_hi,
-              const sim_options *o, int n_threads, sim_result *results,
-              void (*progress)(void *ctx, size_t done, size_t total), void *progress_ctx,
-              zbso_err *err)
-{
-    sweep s = {.ws = ws, .n_seeds = (size_t)(seed_hi - seed_lo + 1), .seed_lo = seed_lo,
-               .o = o, .results = results};
-    pthread_t threads[256];
-    int n_started = 0;
-    s.total = n_ws * s.n_seeds;
-    memset(results, 0, s.total * sizeof *results);
-    pthread_mutex_init(&s.mu, NULL);
-    pthread_cond_init(&s.cond, NULL);
-    if (n_threads < 1)
-        n_threads = 1;
-    if ((size_t)n_threads > s.total)
-        n_threads = (int)s.total;
-    if (n_threads > (int)(sizeof threads / sizeof threads[0]))
-        n_threads = (int)(sizeof threads / sizeof threads[0]);
-    for (int t = 0; t < n_threads; t++) {
-        if (pthread_create(&threads[t], NULL, sweep_worker, &s) != 0)
-            break;
-        n_started++;
-    }
-    if (n_started == 0) {
-        sweep_worker(&s);
-    } else {
-        pthread_mutex_lock(&s.mu);
-        while (s.done < s.total && !(s.rc < 0 && s.done == s.next)) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += 250000000L;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&s.cond, &s.mu, &until);
-            if (progress != NULL) {
-                size_t done = s.done;
-                pthread_mutex_unlock(&s.mu);
-                progress(progress_ctx, done, s.total);
-                pthread_mutex_lock(&s.mu);
-            }
-        }
-        pthread_mutex_unlock(&s.mu);
-        for (int t = 0; t < n_started; t++)
-            pthread_join(threads[t], NULL);
-    }
-    if (progress != NULL && s.rc == 0)
-        progress(progress_ctx, s.done, s.total);
-    pthread_cond_destroy(&s.cond);
-    pthread_mutex_destroy(&s.mu);
-    if (s.rc < 0) {
-        for (size_t i = 0; i < s.total; i++)
-            sim_result_free(&results[i]);
-        if (err != NULL)
-            *err = s.err;
-    }
-    return s.rc;
+    r->n_rows = 0;
 }

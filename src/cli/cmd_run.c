@@ -1,4 +1,4 @@
-/* run.c: `zbso run`: parses the command line into run_options and hands them to src/run
+/* cmd_run.c: `zbso run`: parses the command line into run_options and hands them to src/run
  * (the recurrence driver). Nothing here talks to the optimizer or starts a process. */
 #include <getopt.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* serve.c: `zbso serve`: configuration -> store -> HTTP server, then waits for SIGTERM or
- * SIGINT and shuts down in order. No request handling here: that is src/http's. */
+/* cmd_serve.c: `zbso serve`: configuration -> store -> HTTP server, then waits for
+ * SIGTERM or SIGINT and shuts down in order. No request handling here: that is src/http's. */
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>

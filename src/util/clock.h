@@ -1,0 +1,30 @@
+/* clock.h: the clocks in the units the code uses: CLOCK_MONOTONIC for intervals and
+ * deadlines, CLOCK_REALTIME for timestamps, and timespec arithmetic for
+ * pthread_cond_timedwait. The prefix is clk_ because POSIX reserves clock_ in <time.h>.
+ * clock_gettime cannot fail for these clocks on Linux, so nothing here returns an error. */
+#ifndef ZBSO_UTIL_CLOCK_H
+#define ZBSO_UTIL_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC in seconds (for intervals: differences of two readings). */
+double clk_mono_s(void);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t clk_mono_ns(void);
+
+/* CLOCK_REALTIME in seconds since the Unix epoch. */
+double clk_real_s(void);
+
+/* The time on clock id (CLOCK_MONOTONIC or CLOCK_REALTIME) as a timespec. */
+struct timespec clk_now(clockid_t id);
+
+/* ts plus seconds (>= 0), with tv_nsec brought back into [0, 1e9). */
+struct timespec clk_ts_add(struct timespec ts, double seconds);
+
+/* The absolute time seconds (>= 0) from now on clock id: the deadline to hand to
+ * pthread_cond_timedwait for a condition variable on that clock. */
+struct timespec clk_deadline(clockid_t id, double seconds);
+
+#endif
