@@ -194,7 +194,7 @@ static const char *refused(const zbso_job *job, const zbso_trial *t, zbso_traini
     err_clear(&err);
     assert_int_equal(opt_report_decide(job, t, &r, 1010, &d, &err), ZBSO_EINVAL);
     assert_string_equal(err.where, "body");
-    strcpy(msg, err.msg);
+    snprintf(msg, ZBSO_ERR_MSG_MAX, "%s", err.msg); /* msg holds ZBSO_ERR_MSG_MAX bytes */
     return err.loc;
 }
 
