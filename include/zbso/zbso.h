@@ -99,9 +99,12 @@ unsigned zbso_monitor_max_power_limit_mw(const zbso_monitor *mon);
  *                   batch size is chosen (ZeusBSOTrainFailError)
  * Network failures, timeouts and 502/503/504 answers are retried with exponential backoff
  * and jitter (honouring Retry-After) for the retry timeout: 60 s by default,
- * $ZBSO_CLIENT_RETRY_TIMEOUT, or zbso_client_set_retry_timeout. 4xx and 500 answers are
- * final. $ZEUS_BSO_API_TOKEN, when set, is sent as a bearer token. A NULL handle makes the
- * int functions return ZBSO_EINVAL and the others "" or 0. */
+ * $ZBSO_CLIENT_RETRY_TIMEOUT, or zbso_client_set_retry_timeout; registering without a
+ * job_id (the server would repeat it under a new id) is retried only when the request
+ * never reached the server. GET /jobs/batch_size carries an Idempotency-Key, so a retry
+ * gets the trial a lost answer dispatched. 4xx and 500 answers are final.
+ * $ZEUS_BSO_API_TOKEN, when set, is sent as a bearer token. A NULL handle makes the int
+ * functions return ZBSO_EINVAL and the others "" or 0. */
 typedef struct zbso_client zbso_client;
 
 /* Registers the job (POST /jobs) and returns a client in *out. job_spec_json is seed 001's

@@ -29,7 +29,8 @@ static const char run_usage[] =
     "Placeholders in COMMAND ARGS: {bs} {batch_size} {lr} {learning_rate} {seed} {epochs}\n"
     "{target_metric}. Environment: ZEUS_BSO_SERVER_URL, ZEUS_BSO_JOB_ID,\n"
     "ZEUS_BSO_TRIAL_NUMBER, ZEUS_BATCH_SIZE, ZEUS_LOG_DIR, ZEUS_JOB_ID, ZEUS_ETA_KNOB,\n"
-    "ZEUS_TARGET_METRIC, ZEUS_COST_THRESH.\n";
+    "ZEUS_TARGET_METRIC, ZEUS_COST_THRESH. With --server, requests are retried as the\n"
+    "client library's are, for ZBSO_CLIENT_RETRY_TIMEOUT seconds (default 60).\n";
 
 enum { OPT_SERVER = 256, OPT_DB, OPT_SPEC, OPT_RECUR, OPT_LOG_DIR, OPT_REGEX, OPT_GRACE,
        OPT_SEED, OPT_NO_GPU, OPT_HELP };

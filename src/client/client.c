@@ -12,14 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client/transport.h"
 #include "codec/codec.h"
 #include "core/types.h"
+#include "transport/protocol.h"
+#include "transport/transport.h"
 #include "util/log.h"
 #include "zbso/zbso.h"
 
-#define DEFAULT_RETRY_TIMEOUT_S 60.0
-#define REQUEST_TIMEOUT_S 30.0
 #define EXIT_RETRY_TIMEOUT_S 5.0       /* at exit, ending a trial may delay exit this long */
 #define SPEC_JSON_MAX (1 << 20)
 
@@ -32,7 +31,7 @@ typedef struct pending_end {
     char url[TRANSPORT_URL_MAX + 1];
     char token[TRANSPORT_TOKEN_MAX + 1];
     double retry_timeout_s;               /* the client's, cut to EXIT_RETRY_TIMEOUT_S */
-    char *body;                           /* TrialId JSON */
+    zbso_trial_id trial;
 } pending_end;
 
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -69,6 +68,15 @@ static int fail(zbso_client *c, int code, const char *fmt, ...)
     return code;
 }
 
+/* Records the message of a failed request on c and returns its public code: every
+ * failure to get an answer from the server is ZBSO_ERUNTIME (include/zbso/zbso.h), whatever
+ * the status; running out of memory stays ZBSO_ENOMEM. */
+static int fail_request(zbso_client *c, int rc, const zbso_err *err)
+{
+    snprintf(c->errmsg, sizeof c->errmsg, "%s", err->msg);
+    return rc == ZBSO_ENOMEM ? rc : ZBSO_ERUNTIME;
+}
+
 /* Seconds on the monotonic clock. */
 static double mono_s(void)
 {
@@ -93,17 +101,15 @@ static void end_pending_trials(void)
         next = e->next;
         if (e->pid == getpid()) {
             transport *tp = NULL;
-            transport_resp resp;
-            char msg[TRANSPORT_MSG_MAX];
+            zbso_err err;
             double budget = fmax(0.0, fmin(e->retry_timeout_s, deadline - mono_s()));
-            if (transport_new(e->url, e->token, budget, EXIT_RETRY_TIMEOUT_S, &tp, msg,
-                              sizeof msg) < 0 ||
-                transport_request(tp, "PATCH", "/trials", e->body, &resp, msg, sizeof msg) <
-                    0)
-                log_warn("zbso client: could not end trial %s at exit: %s", e->body, msg);
+            if (transport_new(e->url, e->token, budget, &tp, &err) == 0)
+                transport_set_request_timeout(tp, EXIT_RETRY_TIMEOUT_S);
+            if (!tp || protocol_end_trial(tp, &e->trial, &err) < 0)
+                log_warn("zbso client: could not end trial %lld of job %s at exit: %s",
+                         (long long)e->trial.trial_number, e->trial.job_id, err.msg);
             transport_free(tp);
         }
-        free(e->body);
         free(e);
     }
 }
@@ -115,8 +121,9 @@ static int pending_add(zbso_client *c, const zbso_trial_id *tid)
     const char *token = getenv("ZEUS_BSO_API_TOKEN");
     pending_end *e = calloc(1, sizeof *e);
     int rc = ZBSO_ENOMEM;
-    if (!e || !(e->body = codec_trial_id_dump(tid, NULL)))
-        goto out;
+    if (!e)
+        return rc;
+    e->trial = *tid;
     e->pid = getpid();
     e->retry_timeout_s = fmin(EXIT_RETRY_TIMEOUT_S, transport_retry_timeout(c->tp));
     snprintf(e->url, sizeof e->url, "%s", transport_base_url(c->tp));
@@ -132,9 +139,6 @@ static int pending_add(zbso_client *c, const zbso_trial_id *tid)
         rc = 0;
     }
     pthread_mutex_unlock(&pending_lock);
-out:
-    if (e)
-        free(e->body);
     free(e);
     return rc;
 }
@@ -149,30 +153,11 @@ static void pending_remove(zbso_client *c)
     for (p = &pending_head; *p; p = &(*p)->next)
         if (*p == c->pending) {
             *p = c->pending->next;
-            free(c->pending->body);
             free(c->pending);
             break;
         }
     pthread_mutex_unlock(&pending_lock);
     c->pending = NULL;
-}
-
-/* Reads a number of seconds >= 0 from the environment variable name into *out (left
- * alone when unset or empty). Returns 0 or ZBSO_ECONFIG naming the value. */
-static int env_seconds(const char *name, double *out, char *msg, size_t cap)
-{
-    const char *v = getenv(name);
-    char *end;
-    double d;
-    if (!v || !v[0])
-        return 0;
-    d = strtod(v, &end);
-    if (*end || !isfinite(d) || d < 0) {
-        snprintf(msg, cap, "%s='%s' is not a number of seconds >= 0", name, v);
-        return ZBSO_ECONFIG;
-    }
-    *out = d;
-    return 0;
 }
 
 /* Reads a positive integer from the environment variable name. Returns 0, or
@@ -270,19 +255,10 @@ out:
  * network failure, or an answer that is not a job), ZBSO_ENOMEM. */
 static int register_job(zbso_client *c, const zbso_job_spec *spec)
 {
-    transport_resp resp;
     zbso_err err;
-    char *body = codec_job_spec_dump(spec, NULL);
-    int rc;
-    if (!body)
-        return fail(c, ZBSO_ENOMEM, "out of memory encoding the job spec");
-    rc = transport_request(c->tp, "POST", "/jobs", body, &resp, c->errmsg, sizeof c->errmsg);
-    free(body);
+    int rc = protocol_register_job(c->tp, spec, &c->job, &err);
     if (rc < 0)
-        return rc;
-    if (codec_job_spec_parse(resp.body, resp.len, &c->job, &err) < 0 || !c->job.job_id[0])
-        return fail(c, ZBSO_ERUNTIME, "Zeus server answered POST /jobs with an invalid job: %s",
-                    c->job.job_id[0] ? err.msg : "no job_id");
+        return fail_request(c, rc, &err);
     if (!(c->job_json = codec_job_spec_dump(&c->job, NULL)))
         return fail(c, ZBSO_ENOMEM, "out of memory keeping the registered job");
     log_info("zbso client: job is registered with job_id %s", c->job.job_id);
@@ -294,7 +270,8 @@ int zbso_client_new(zbso_monitor *mon, const char *server_url, const char *job_s
 {
     zbso_client *c = calloc(1, sizeof *c);
     zbso_job_spec spec;
-    double retry_s = DEFAULT_RETRY_TIMEOUT_S;
+    zbso_err err;
+    double retry_s;
     const char *url = server_url ? server_url : getenv("ZEUS_BSO_SERVER_URL");
     char msg[ZBSO_ERRBUF_MAX] = "";
     int rc;
@@ -317,8 +294,10 @@ int zbso_client_new(zbso_monitor *mon, const char *server_url, const char *job_s
         rc = ZBSO_ECONFIG;
         goto out;
     }
-    if ((rc = env_seconds("ZBSO_CLIENT_RETRY_TIMEOUT", &retry_s, msg, sizeof msg)) < 0)
+    if ((rc = transport_retry_timeout_env(&retry_s, &err)) < 0) {
+        snprintf(msg, sizeof msg, "%s", err.msg);
         goto out;
+    }
     if (!mon) {
         if ((rc = zbso_monitor_new(NULL, 0, &c->mon, msg, sizeof msg)) < 0)
             goto out;
@@ -326,10 +305,12 @@ int zbso_client_new(zbso_monitor *mon, const char *server_url, const char *job_s
     } else {
         c->mon = mon;
     }
-    if ((rc = build_spec(c, job_spec_json, &spec, msg, sizeof msg)) < 0 ||
-        (rc = transport_new(url, getenv("ZEUS_BSO_API_TOKEN"), retry_s, REQUEST_TIMEOUT_S,
-                            &c->tp, msg, sizeof msg)) < 0)
+    if ((rc = build_spec(c, job_spec_json, &spec, msg, sizeof msg)) < 0)
         goto out;
+    if ((rc = transport_new(url, getenv("ZEUS_BSO_API_TOKEN"), retry_s, &c->tp, &err)) < 0) {
+        snprintf(msg, sizeof msg, "%s", err.msg);
+        goto out;
+    }
     if ((rc = register_job(c, &spec)) < 0) {
         snprintf(msg, sizeof msg, "%s", c->errmsg);
         goto out;
@@ -411,24 +392,15 @@ static int trial_from_env(zbso_client *c, zbso_trial_id *tid)
     return 0;
 }
 
-/* GET /jobs/batch_size for the job. Returns 0 with *tid, ZBSO_ERUNTIME (server or network
- * failure, a malformed answer, a batch size the job does not have), ZBSO_ENOMEM. */
+/* GET /jobs/batch_size for the job (its retries cannot dispatch a second trial:
+ * protocol.h). Returns 0 with *tid, ZBSO_ERUNTIME (server or network failure, a malformed
+ * answer, a batch size the job does not have), ZBSO_ENOMEM. */
 static int trial_from_server(zbso_client *c, zbso_trial_id *tid)
 {
-    char path[ZBSO_ID_MAX * 3 + 64];
-    transport_resp resp;
     zbso_err err;
-    char *id = transport_escape(c->tp, c->job.job_id);
-    int rc;
-    if (!id)
-        return fail(c, ZBSO_ENOMEM, "out of memory escaping the job id");
-    snprintf(path, sizeof path, "/jobs/batch_size?job_id=%s", id);
-    free(id);
-    if ((rc = transport_request(c->tp, "GET", path, NULL, &resp, c->errmsg,
-                                sizeof c->errmsg)) < 0)
-        return rc;
-    if (codec_trial_id_parse(resp.body, resp.len, tid, &err) < 0)
-        return fail(c, ZBSO_ERUNTIME, "Zeus server returned an invalid TrialId: %s", err.msg);
+    int rc = protocol_next_batch_size(c->tp, c->job.job_id, tid, &err);
+    if (rc < 0)
+        return fail_request(c, rc, &err);
     if (!job_has_batch_size(c, tid->batch_size))
         return fail(c, ZBSO_ERUNTIME, "Zeus server returned a strange batch_size: %lld",
                     (long long)tid->batch_size);
@@ -490,23 +462,13 @@ static int report(zbso_client *c, double metric, zbso_report_response *rr)
 {
     zbso_training_result r = {.time = c->running_time_s, .energy = c->consumed_energy_j,
                               .metric = metric, .current_epoch = c->cur_epoch};
-    transport_resp resp;
     zbso_err err;
-    char *body;
     int rc;
     snprintf(r.trial.job_id, sizeof r.trial.job_id, "%s", c->job.job_id);
     r.trial.batch_size = c->batch_size;
     r.trial.trial_number = c->trial_number;
-    if (!(body = codec_training_result_dump(&r, NULL)))
-        return fail(c, ZBSO_ENOMEM, "out of memory encoding the training result");
-    rc = transport_request(c->tp, "POST", "/report", body, &resp, c->errmsg,
-                           sizeof c->errmsg);
-    free(body);
-    if (rc < 0)
-        return rc;
-    if (codec_report_response_parse(resp.body, resp.len, rr, &err) < 0)
-        return fail(c, ZBSO_ERUNTIME, "Zeus server returned an invalid ReportResponse: %s",
-                    err.msg);
+    if ((rc = protocol_report(c->tp, &r, rr, &err)) < 0)
+        return fail_request(c, rc, &err);
     return 0;
 }
 

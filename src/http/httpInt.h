@@ -26,6 +26,7 @@ typedef struct http_reply {
 } http_reply;
 
 #define HTTP_HEADER_JOB_VERSION "X-Zbso-Job-Version"
+#define HTTP_HEADER_IDEMPOTENCY_KEY "Idempotency-Key"
 
 
 /* The server's state that handlers use. */
@@ -57,6 +58,13 @@ const http_route *http_route_find(const char *method, const char *path, const ch
  * (job_id is then unchanged).
  * Pure, for the fuzz target fuzz/fuzz_http_request.c. */
 int http_query_job_id(const char *v, size_t len, char *job_id, zbso_err *err);
+
+/* Reads an Idempotency-Key header value v (NULL when absent) into key (SVC_KEY_MAX + 1
+ * bytes): an RFC 8941 sf-string as IETF draft-ietf-httpapi-idempotency-key-header has it,
+ * e.g. "8e03978e-40d5". Returns 0 with the unescaped key ("" when absent), or
+ * ZBSO_EINVAL with loc ["header","idempotency-key"] when it is not a quoted string of
+ * printable ASCII, is empty or longer than SVC_KEY_MAX. Pure, for fuzz/. */
+int http_idempotency_key(const char *v, char *key, zbso_err *err);
 
 /* The HTTP status of a ZBSO_E* code (src/http/status.c): EINVAL 422, ENOTFOUND 404,
  * ECONFLICT 409, EAUTH 401, ETOOBIG 413, EMETHOD 405, EUNAVAIL 503, others 500. */

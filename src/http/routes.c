@@ -94,6 +94,47 @@ int http_query_job_id(const char *v, size_t len, char *job_id, zbso_err *err)
     return 0;
 }
 
+int http_idempotency_key(const char *v, char *key, zbso_err *err)
+{
+    size_t n = 0;
+    key[0] = '\0';
+    if (!v)
+        return 0;
+    /* RFC 8941: surrounding spaces are not part of the field; the value is an sf-string:
+     * printable ASCII in double quotes, with \" and \\ as the only escapes. */
+    while (*v == ' ')
+        v++;
+    if (*v != '"')
+        return err_set_field(err, ZBSO_EINVAL, "header", "idempotency-key",
+                             "Idempotency-Key '%.80s' is not a quoted string (RFC 8941 "
+                             "sf-string, e.g. \"8e03978e\")", v);
+    for (v++; *v != '"'; v++) {
+        if (!*v)
+            return err_set_field(err, ZBSO_EINVAL, "header", "idempotency-key",
+                                 "Idempotency-Key has no closing quote");
+        if (*v == '\\' && (v[1] == '"' || v[1] == '\\'))
+            v++;
+        else if (*v < 0x20 || *v > 0x7e || *v == '\\')
+            return err_set_field(err, ZBSO_EINVAL, "header", "idempotency-key",
+                                 "Idempotency-Key has byte 0x%02x, which a quoted string "
+                                 "may not hold, at character %zu", (unsigned char)*v, n + 1);
+        if (n == SVC_KEY_MAX)
+            return err_set_field(err, ZBSO_EINVAL, "header", "idempotency-key",
+                                 "Idempotency-Key is longer than %d characters", SVC_KEY_MAX);
+        key[n++] = *v;
+    }
+    for (v++; *v == ' '; v++)
+        ;
+    if (*v)
+        return err_set_field(err, ZBSO_EINVAL, "header", "idempotency-key",
+                             "Idempotency-Key has '%.40s' after its closing quote", v);
+    if (n == 0)
+        return err_set_field(err, ZBSO_EINVAL, "header", "idempotency-key",
+                             "Idempotency-Key must not be empty");
+    key[n] = '\0';
+    return 0;
+}
+
 /* Reads the job_id query argument, as MHD decoded it with its decoded length (a %00 stays
  * in the value, so the length tells it from a shorter id), into r->job_id (see
  * http_query_job_id). */
@@ -132,13 +173,20 @@ static void jobs_post(const http_ctx *ctx, struct MHD_Connection *c, const char 
     reply_json(r, created ? 201 : 200, text, n);
 }
 
+/* GET /jobs/batch_size, with an optional Idempotency-Key that names the logical request:
+ * a retry that repeats it gets the trial the first one dispatched (service.h). */
 static void batch_size_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
                            size_t len, http_reply *r)
 {
     zbso_trial_id trial;
+    char key[SVC_KEY_MAX + 1];
     int rc = query_job_id(c, r);
     if (rc == 0)
-        rc = svc_next_batch_size(ctx->st, ctx->env, r->job_id, &trial, &r->job_version,
+        rc = http_idempotency_key(
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, HTTP_HEADER_IDEMPOTENCY_KEY), key,
+            &r->err);
+    if (rc == 0)
+        rc = svc_next_batch_size(ctx->st, ctx->env, r->job_id, key, &trial, &r->job_version,
                                  &r->err);
     if (rc < 0) {
         http_reply_error(r, rc);

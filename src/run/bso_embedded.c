@@ -25,7 +25,7 @@ static int emb_register(run_bso *b, const zbso_job_spec *spec, zbso_job_spec *ou
 static int emb_next(run_bso *b, const char *job_id, zbso_trial_id *out, zbso_err *err)
 {
     embedded *e = (embedded *)b;
-    return svc_next_batch_size(e->st, &e->env, job_id, out, NULL, err);
+    return svc_next_batch_size(e->st, &e->env, job_id, NULL, out, NULL, err);
 }
 
 static int emb_report(run_bso *b, const zbso_training_result *r, zbso_report_response *out,

@@ -36,7 +36,9 @@ struct run_bso {
  * this process. ZBSO_EINVAL for a path that does not fit a URL, store errors otherwise. */
 int run_bso_embedded_open(const char *db_path, run_bso **out, zbso_err *err);
 /* Prepares requests to the server at url (http:// or https://; a trailing '/' is
- * dropped). $ZEUS_BSO_API_TOKEN, when set, is sent as a bearer token. Connects lazily. */
+ * dropped) over src/transport. $ZEUS_BSO_API_TOKEN, when set, is sent as a bearer token;
+ * $ZBSO_CLIENT_RETRY_TIMEOUT bounds retries as in libzbso. Connects lazily. ZBSO_EINVAL
+ * naming a bad URL, ZBSO_ECONFIG naming a bad retry timeout. */
 int run_bso_http_open(const char *url, run_bso **out, zbso_err *err);
 /* Closes b; NULL is a no-op. */
 void run_bso_close(run_bso *b);

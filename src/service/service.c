@@ -15,6 +15,7 @@
 #include "util/log.h"
 
 #define GEN_ID_TRIES 16          /* generated job ids tried before giving up */
+#define KEY_LEASE_DEFAULT_S 86400.0 /* how long keys live when trial leases never end */
 #define MAX_LISTED_TRIALS 1048576 /* trials one decision may load */
 
 /* An arm fit gets at most MAX_LISTED_TRIALS (+ the reported one, which is among them). */
@@ -47,7 +48,7 @@ static int system_entropy(void *ctx, uint32_t *words, size_t n)
 
 svc_env svc_env_system(double trial_timeout_s)
 {
-    svc_env env = {system_now, system_entropy, NULL, trial_timeout_s};
+    svc_env env = {system_now, system_entropy, NULL, trial_timeout_s, NULL};
     return env;
 }
 
@@ -292,6 +293,7 @@ int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
 typedef struct next_work {
     const svc_env *env;
     const char *job_id;
+    const char *key;             /* NULL: the request carries no idempotency key */
     zbso_trial_id *out;
     int64_t version;             /* OUT: the job's version after the unit */
 } next_work;
@@ -339,6 +341,35 @@ static int mab_answer(store_txn *t, zbso_job *job, int64_t *bs, zbso_err *err)
     return opt_mab_choose(&job->rng, arms, n, job->spec.mab_num_explorations, bs, err);
 }
 
+/* Answers a repeated idempotency key with the trial its first request dispatched:
+ * *answered is true when *w->out is that trial. The remembered trial must still be in the
+ * store with the same start time: the unit that remembered it may have rolled back, and
+ * a later dispatch may have taken its number. Returns 0 or a negative code. */
+static int keyed_answer(store_txn *t, next_work *w, const zbso_job *job, double now,
+                        bool *answered, zbso_err *err)
+{
+    svc_keys *k = w->env->keys;
+    zbso_trial trial;
+    int64_t number;
+    double start_time;
+    *answered = false;
+    int rc = k->ops->find(k, t, job->spec.job_id, w->key, now, &number, &start_time, err);
+    if (rc == 0)
+        rc = store_trial_get(t, job->spec.job_id, number, &trial, err);
+    if (rc == ZBSO_ENOTFOUND) {
+        err_clear(err);
+        return 0;
+    }
+    if (rc < 0 || trial.start_time != start_time)
+        return rc;
+    snprintf(w->out->job_id, sizeof w->out->job_id, "%s", job->spec.job_id);
+    w->out->batch_size = trial.batch_size;
+    w->out->trial_number = trial.trial_number;
+    w->version = job->version;
+    *answered = true;
+    return 0;
+}
+
 static int next_fn(store_txn *t, void *arg, zbso_err *err)
 {
     next_work *w = arg;
@@ -347,9 +378,14 @@ static int next_fn(store_txn *t, void *arg, zbso_err *err)
     zbso_trial trial;
     trial_list l = {0};
     opt_prune_decision *d = NULL;
+    bool answered;
     int rc;
 
     if ((rc = load_job(t, w->job_id, true, &job, err)) < 0)
+        goto out;
+    if (w->key && (rc = keyed_answer(t, w, &job, now, &answered, err)) < 0)
+        goto out;
+    if (w->key && answered)
         goto out;
     if (w->env->trial_timeout_s > 0) {
         rc = store_trials_fail_stale(t, job.spec.job_id, now - w->env->trial_timeout_s, now,
@@ -396,6 +432,14 @@ static int next_fn(store_txn *t, void *arg, zbso_err *err)
     job.version++;
     if ((rc = store_job_update(t, &job, err)) < 0)
         goto out;
+    if (w->key) {
+        double lease = w->env->trial_timeout_s > 0 ? w->env->trial_timeout_s
+                                                   : KEY_LEASE_DEFAULT_S;
+        if ((rc = w->env->keys->ops->remember(w->env->keys, t, job.spec.job_id, w->key,
+                                              trial.trial_number, trial.start_time,
+                                              now + lease, err)) < 0)
+            goto out;
+    }
     w->version = job.version;
     snprintf(w->out->job_id, sizeof w->out->job_id, "%s", job.spec.job_id);
     w->out->batch_size = trial.batch_size;
@@ -407,9 +451,11 @@ out:
 }
 
 int svc_next_batch_size(store *st, const svc_env *env, const char *job_id,
-                        zbso_trial_id *out, int64_t *job_version, zbso_err *err)
+                        const char *request_key, zbso_trial_id *out, int64_t *job_version,
+                        zbso_err *err)
 {
-    next_work w = {env, job_id, out, 0};
+    bool keyed = request_key && request_key[0] && env->keys;
+    next_work w = {env, job_id, keyed ? request_key : NULL, out, 0};
     int rc = store_exec(st, next_fn, &w, err);
     return put_version(rc, w.version, job_version);
 }

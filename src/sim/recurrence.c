@@ -90,7 +90,7 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
     store *st = NULL;
     store_options sopt = {.create_if_empty = true};
     sim_env_ctx ectx = {1.7e9, seed};
-    svc_env env = {env_now, env_entropy, &ectx, 0};
+    svc_env env = {env_now, env_entropy, &ectx, 0, NULL};
     zbso_job_spec spec, stored;
     bool created = false;
     bool profiled[ZBSO_MAX_BATCH_SIZES] = {false};
@@ -126,7 +126,7 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
         recur_next next = RECUR_RETRY;
         for (int64_t try_no = 1; next == RECUR_RETRY; try_no++) {
             zbso_trial_id tid;
-            if ((rc = svc_next_batch_size(st, &env, spec.job_id, &tid, NULL, err)) < 0)
+            if ((rc = svc_next_batch_size(st, &env, spec.job_id, NULL, &tid, NULL, err)) < 0)
                 goto out;
             const sim_bs *b = sim_workload_bs(w, tid.batch_size);
             if (b == NULL) {

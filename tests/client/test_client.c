@@ -1,29 +1,28 @@
 /* test_client.c: the C client of libzbso.so against a real `zbso serve` process ($ZBSO_BIN)
- * and the fake NVML ($ZBSO_NVML_LIBRARY), plus a tiny scripted HTTP server thread for
- * answers the real server never gives. Each test uses its own job ids. */
+ * and the fake NVML ($ZBSO_NVML_LIBRARY), plus a scripted HTTP server thread for answers
+ * the real server never gives (fake_http.h). Each test uses its own job ids. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
+#include <sqlite3.h>
 #include <math.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fake_http.h"
 #include "zbso/zbso.h"
 
 /* beta_knob null: costs come from wall-clock time on the fake NVML, so an early-stop bound
@@ -132,87 +131,6 @@ static int train(zbso_client *c, const double *metrics, int n)
         if ((rc = zbso_client_on_evaluate(c, metrics[i])) != 0)
             return rc;
     return rc;
-}
-
-/* ---- a scripted HTTP server thread ---------------------------------------------- */
-
-typedef struct fake_reply {
-    int status;
-    const char *headers;          /* extra header lines, each ending in \r\n */
-    const char *body;
-} fake_reply;
-
-typedef struct fake_server {
-    int fd, port;
-    pthread_t thread;
-    const fake_reply *replies;    /* request i gets replies[min(i, n - 1)] */
-    int n_replies;
-    atomic_int n_requests;
-} fake_server;
-
-static void *fake_run(void *arg)
-{
-    fake_server *fs = arg;
-    char req[8192];
-    for (;;) {
-        int conn = accept(fs->fd, NULL, NULL);
-        if (conn < 0)
-            return NULL;
-        size_t got = 0;
-        char *end = NULL;
-        while (got < sizeof req - 1 && !end) {
-            ssize_t n = read(conn, req + got, sizeof req - 1 - got);
-            if (n <= 0)
-                break;
-            got += (size_t)n;
-            req[got] = '\0';
-            end = strstr(req, "\r\n\r\n");
-        }
-        if (end) {
-            char *cl = strstr(req, "Content-Length:");
-            size_t body = cl ? strtoul(cl + 15, NULL, 10) : 0;
-            while (got < (size_t)(end + 4 - req) + body && got < sizeof req - 1) {
-                ssize_t n = read(conn, req + got, sizeof req - 1 - got);
-                if (n <= 0)
-                    break;
-                got += (size_t)n;
-            }
-            int i = atomic_fetch_add(&fs->n_requests, 1);
-            const fake_reply *r = &fs->replies[i < fs->n_replies ? i : fs->n_replies - 1];
-            char out[4096];
-            int len = snprintf(out, sizeof out,
-                               "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
-                               "Content-Length: %zu\r\nConnection: close\r\n%s\r\n%s",
-                               r->status, strlen(r->body), r->headers ? r->headers : "",
-                               r->body);
-            if (write(conn, out, (size_t)len) < 0)
-                perror("fake server write");
-        }
-        close(conn);
-    }
-}
-
-static void fake_start(fake_server *fs, const fake_reply *replies, int n)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t alen = sizeof a;
-    memset(fs, 0, sizeof *fs);
-    fs->replies = replies;
-    fs->n_replies = n;
-    fs->fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fs->fd >= 0);
-    assert_int_equal(bind(fs->fd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(listen(fs->fd, 16), 0);
-    assert_int_equal(getsockname(fs->fd, (struct sockaddr *)&a, &alen), 0);
-    fs->port = ntohs(a.sin_port);
-    assert_int_equal(pthread_create(&fs->thread, NULL, fake_run, fs), 0);
-}
-
-static void fake_stop(fake_server *fs)
-{
-    shutdown(fs->fd, SHUT_RDWR);
-    pthread_join(fs->thread, NULL);
-    close(fs->fd);
 }
 
 static const char *const FAKE_JOB =
@@ -368,8 +286,8 @@ static void test_server_error_message(void **state)
 static void test_strange_batch_size(void **state)
 {
     const fake_reply replies[] = {
-        {200, NULL, FAKE_JOB},
-        {200, NULL, "{\"job_id\":\"fake-1\",\"batch_size\":48,\"trial_number\":1}"},
+        {200, NULL, FAKE_JOB, 0, 0},
+        {200, NULL, "{\"job_id\":\"fake-1\",\"batch_size\":48,\"trial_number\":1}", 0, 0},
     };
     static fake_server fs; /* outlives a failed assertion that skips fake_stop */
     char url[64];
@@ -388,10 +306,10 @@ static void test_strange_batch_size(void **state)
 static void test_retry_after_and_4xx(void **state)
 {
     const fake_reply busy[] = {
-        {503, "Retry-After: 1\r\n", "{\"message\":\"database unavailable\"}"},
-        {200, NULL, FAKE_JOB},
+        {503, "Retry-After: 1\r\n", "{\"message\":\"database unavailable\"}", 0, 0},
+        {200, NULL, FAKE_JOB, 0, 0},
     };
-    const fake_reply bad[] = {{400, NULL, "{\"message\":\"no such thing as 7\"}"}};
+    const fake_reply bad[] = {{400, NULL, "{\"message\":\"no such thing as 7\"}", 0, 0}};
     static fake_server fs; /* outlives a failed assertion that skips fake_stop */
     char url[64], s[512], err[ZBSO_ERRBUF_MAX];
     zbso_client *c = NULL;
@@ -411,6 +329,29 @@ static void test_retry_after_and_4xx(void **state)
     snprintf(url, sizeof url, "http://127.0.0.1:%d", fs.port);
     assert_int_equal(zbso_client_new(NULL, url, s, 0, &c, err, sizeof err), ZBSO_ERUNTIME);
     assert_string_equal(err, "Zeus server returned status code 400: no such thing as 7");
+    assert_int_equal(atomic_load(&fs.n_requests), 1);
+    fake_stop(&fs);
+}
+
+/* A registration without a job_id is not repeated after an answer that says the server
+ * saw it (the server would register a second job under a new id); with a job_id it is. */
+static void test_generated_id_registration_not_repeated(void **state)
+{
+    const fake_reply busy[] = {
+        {503, NULL, "{\"message\":\"database unavailable\"}", 0, 0},
+        {200, NULL, FAKE_JOB, 0, 0},
+    };
+    static fake_server fs; /* outlives a failed assertion that skips fake_stop */
+    char url[64], err[ZBSO_ERRBUF_MAX];
+    zbso_client *c = NULL;
+    fake_start(&fs, busy, 2);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", fs.port);
+    assert_int_equal(zbso_client_new(NULL, url,
+                                     "{\"job_id_prefix\":\"fake\",\"batch_sizes\":[32,64],"
+                                     "\"default_batch_size\":32}",
+                                     0, &c, err, sizeof err),
+                     ZBSO_ERUNTIME);
+    assert_string_equal(err, "Zeus server returned status code 503: database unavailable");
     assert_int_equal(atomic_load(&fs.n_requests), 1);
     fake_stop(&fs);
 }
@@ -601,6 +542,67 @@ static void test_trial_ended_at_exit(void **state)
     zbso_client_free(c);
 }
 
+/* The trials of job_id in the shared server's database: "number:status" joined by ' '
+ * (status 0 Dispatched, 1 Succeeded, 2 Failed), into out. */
+static void trials_of(const char *job_id, char *out, size_t cap)
+{
+    char path[128];
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    size_t n = 0;
+    snprintf(path, sizeof path, "%s/shared.db", tmpdir);
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT trial_number, status FROM trials WHERE "
+                                        "job_id = ? ORDER BY trial_number",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_text(st, 1, job_id, -1, SQLITE_STATIC);
+    out[0] = '\0';
+    while (sqlite3_step(st) == SQLITE_ROW)
+        n += (size_t)snprintf(out + n, cap - n, "%s%lld:%d", n ? " " : "",
+                              (long long)sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* The answer to GET /jobs/batch_size is lost after the server dispatched the trial (a
+ * proxy forwards the request, reads the answer and closes the client's connection). The
+ * client retries with the same Idempotency-Key and gets that trial: the job holds one
+ * trial for the call, and training finishes it. With the key stripped by the proxy (a
+ * client without keys, as before) the retry dispatches a second trial and the first is
+ * left Dispatched. */
+static void test_lost_answer_dispatches_once(void **state)
+{
+    static fake_proxy px; /* outlives a failed assertion that skips fake_proxy_stop */
+    const double metrics[] = {0.9};
+    char url[64], got[256];
+    fake_proxy_start(&px, shared_port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", px.port);
+    for (int strip = 0; strip < 2; strip++) {
+        const char *job_id = strip ? "lost-2" : "lost-1";
+        int64_t bs = 0;
+        zbso_client *c = client_for(url, job_id, "lost", 5, 0);
+        atomic_store(&px.strip_key, strip != 0);
+        atomic_store(&px.drop_batch_size, 1);
+        int before = atomic_load(&px.n_batch_size);
+        int rc = zbso_client_get_batch_size(c, &bs);
+        if (rc != 0)
+            fail_msg("get_batch_size through the proxy: %d %s", rc, zbso_client_errmsg(c));
+        assert_int_equal(atomic_load(&px.n_batch_size) - before, 2); /* lost, then retried */
+        assert_int_equal(atomic_load(&px.drop_batch_size), 0);
+        assert_int_equal(bs, 64);
+        assert_int_equal(zbso_client_trial_number(c), strip ? 2 : 1);
+        assert_int_equal(train(c, metrics, 1), 0);
+        assert_int_equal(zbso_client_training_finished(c), 1);
+        zbso_client_free(c);
+        trials_of(job_id, got, sizeof got);
+        assert_string_equal(got, strip ? "1:0 2:1" : "1:1");
+    }
+    fake_proxy_stop(&px);
+}
+
 static void test_strerror(void **state)
 {
     assert_string_equal(zbso_strerror(ZBSO_ETRAINFAIL), zbso_strerror(ZBSO_ETRAINFAIL));
@@ -650,11 +652,13 @@ int main(void)
         cmocka_unit_test(test_server_error_message),
         cmocka_unit_test(test_strange_batch_size),
         cmocka_unit_test(test_retry_after_and_4xx),
+        cmocka_unit_test(test_generated_id_registration_not_repeated),
         cmocka_unit_test(test_gpu_config),
         cmocka_unit_test(test_trial_from_env),
         cmocka_unit_test(test_trial_ended_at_exit),
         cmocka_unit_test(test_server_restart),
         cmocka_unit_test(test_server_gone),
+        cmocka_unit_test(test_lost_answer_dispatches_once),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

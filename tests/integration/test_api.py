@@ -219,6 +219,56 @@ class NotFoundTest(ServerTestCase):
                 self.assertTrue(r.json["detail"][0]["type"].startswith("value_error"), r)
 
 
+class IdempotencyKeyTest(ServerTestCase):
+    """GET /jobs/batch_size with an Idempotency-Key (IETF draft-ietf-httpapi-idempotency-
+    key-header: an RFC 8941 sf-string): a repeated key gets the trial its first request
+    dispatched; without the header (the Zeus client) every request dispatches."""
+
+    def next(self, jid, key=None):
+        headers = {} if key is None else {"Idempotency-Key": key}
+        return self.srv.request("GET", f"/jobs/batch_size?job_id={jid}", headers=headers)
+
+    def test_repeated_key_gets_the_same_trial(self):
+        jid = self.register(job_id="itest-key")
+        first = self.next(jid, '"k-1"')
+        self.assertEqual(first.status, 200, first)
+        self.assertEqual(first.json["trial_number"], 1)
+        again = self.next(jid, ' "k-1" ')
+        self.assertEqual(again.status, 200, again)
+        self.assertEqual(again.json, first.json)
+        self.assertEqual(again.headers["X-Zbso-Job-Version"],
+                         first.headers["X-Zbso-Job-Version"])
+        self.assertEqual(self.next(jid, '"k-2"').json["trial_number"], 2)
+        self.assertEqual(self.next(jid).json["trial_number"], 3)
+        self.assertEqual(self.next(jid).json["trial_number"], 4)
+        self.assertEqual(self.next(jid, '"k-1"').json, first.json)
+        escaped = self.next(jid, r'"a\"b\\c"')
+        self.assertEqual(escaped.json["trial_number"], 5)
+        self.assertEqual(self.next(jid, r'"a\"b\\c"').json["trial_number"], 5)
+        self.assertEqual(self.next(jid, '"' + "x" * 255 + '"').json["trial_number"], 6)
+        trials = [t for t in self.srv.rows("trials") if t["job_id"] == jid]
+        self.assertEqual(sorted(t["trial_number"] for t in trials), [1, 2, 3, 4, 5, 6])
+        # Keys belong to their job.
+        other = self.register(job_id="itest-key2")
+        self.assertEqual(self.next(other, '"k-1"').json["trial_number"], 1)
+
+    def test_bad_key_is_422_and_dispatches_nothing(self):
+        jid = self.register(job_id="itest-badkey")
+        before = self.srv.snapshot()
+        for key, why in [("k-1", "quoted string"), ('""', "empty"), ('"k-1', "closing quote"),
+                         ('"k" x', "after its closing quote"), ('"a\\zb"', "0x5c"),
+                         ('"' + "x" * 256 + '"', "longer than 255"),
+                         ('"caf\u00e9"', "0xc3")]:
+            with self.subTest(key=key):
+                r = self.srv.request("GET", f"/jobs/batch_size?job_id={jid}",
+                                     headers={"Idempotency-Key": key.encode("utf-8")})
+                self.assertEqual(r.status, 422, r)
+                detail = r.json["detail"][0]
+                self.assertEqual(detail["loc"], ["header", "idempotency-key"], r)
+                self.assertIn(why, detail["msg"])
+        self.assertEqual(self.srv.snapshot(), before)
+
+
 class FlowTest(ServerTestCase):
     def report(self, jid, bs, tn, time, energy, metric, epoch):
         return self.srv.request("POST", "/report", body={

@@ -235,7 +235,7 @@ static void *next_main(void *arg)
     for (int i = 0; i < N_NEXT; i++) {
         zbso_trial_id id;
         zbso_err err = {0};
-        if (svc_next_batch_size(a->st, a->env, "replicated", &id, NULL, &err) != 0) {
+        if (svc_next_batch_size(a->st, a->env, "replicated", NULL, &id, NULL, &err) != 0) {
             a->failures++;
             snprintf(a->last_err, sizeof a->last_err, "%s", err.msg);
             a->numbers[i] = -1;

@@ -8,10 +8,12 @@ import json
 import math
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -39,6 +41,74 @@ def spec(**over):
          "beta_knob": 100}
     s.update(over)
     return {k: v for k, v in s.items() if v is not DROP}
+
+
+class LossyProxy:
+    """A proxy on a free loopback port in front of 127.0.0.1:upstream that forwards each
+    request on a new connection and, for the first `drop` GET /jobs/batch_size, reads the
+    server's answer (the trial is dispatched) and closes the client's connection instead of
+    passing it on. strip_key forwards requests without their Idempotency-Key."""
+
+    def __init__(self, upstream, drop=1, strip_key=False):
+        self.upstream, self.drop, self.strip_key = upstream, drop, strip_key
+        self.batch_size_requests = 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.sock.close()
+        self.thread.join(10)
+
+    @staticmethod
+    def _read_request(conn):
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return None
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = 0
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        while len(body) < length:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return None
+            body += chunk
+        return head, body
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                req = self._read_request(conn)
+                if req is None:
+                    continue
+                head, body = req
+                lines = [line for line in head.split(b"\r\n")
+                         if not line.lower().startswith(b"connection:")
+                         and not (self.strip_key
+                                  and line.lower().startswith(b"idempotency-key:"))]
+                out = b"\r\n".join(lines) + b"\r\nConnection: close\r\n\r\n" + body
+                with socket.create_connection(("127.0.0.1", self.upstream)) as up:
+                    up.sendall(out)
+                    answer = b""
+                    while chunk := up.recv(65536):
+                        answer += chunk
+                if head.startswith(b"GET /jobs/batch_size"):
+                    self.batch_size_requests += 1
+                    if self.drop > 0:
+                        self.drop -= 1
+                        continue
+                conn.sendall(answer)
 
 
 class RunCase(unittest.TestCase):
@@ -458,11 +528,56 @@ class TestServer(RunCase):
         for r in self.records():
             self.assertEqual(r["env"]["ZEUS_BSO_SERVER_URL"], self.url())
 
+    def test_lost_batch_size_answer_dispatches_once(self):
+        # The first GET /jobs/batch_size is answered by the server but the answer is lost;
+        # `zbso run` retries it with the same Idempotency-Key and gets the trial already
+        # dispatched: two recurrences leave two trials, both Succeeded. With the key
+        # stripped (a client without keys) the lost answer's trial is left Dispatched.
+        for strip in (False, True):
+            with self.subTest(strip_key=strip):
+                job_id = f"job-lossy-{int(strip)}"
+                proxy = LossyProxy(self.server.port, drop=1, strip_key=strip)
+                try:
+                    p = self.run_zbso(spec(job_id=job_id), 2,
+                                      [*TRAIN, "--bs", "{bs}", "--rates", RATES],
+                                      mode=("--server", f"http://127.0.0.1:{proxy.port}"),
+                                      extra=["--no-gpu", "--metric-regex", REGEX])
+                finally:
+                    proxy.close()
+                self.assertOk(p)
+                self.assertEqual(proxy.batch_size_requests, 3)  # lost, retried, next
+                self.assertIn("Empty reply from server", p.stderr)
+                got = [(t["trial_number"], STATUS[t["status"]])
+                       for t in self.server.rows("trials", "job_id, trial_number")
+                       if t["job_id"] == job_id]
+                want = [(1, "Succeeded"), (2, "Succeeded")]
+                if strip:
+                    want = [(1, "Dispatched"), (2, "Succeeded"), (3, "Succeeded")]
+                self.assertEqual(got, want)
+                for d in glob.glob(os.path.join(self.dir, "logs", "*")):
+                    for f in os.listdir(d):
+                        os.unlink(os.path.join(d, f))
+                    os.rmdir(d)
+
     def test_unreachable_server(self):
+        # The retry budget is libzbso's (the shared transport): $ZBSO_CLIENT_RETRY_TIMEOUT.
+        start = time.monotonic()
         p = self.run_zbso(spec(), 1, ["true"], mode=("--server", "http://127.0.0.1:1"),
-                          extra=["--no-gpu"], timeout=60)
+                          extra=["--no-gpu"], env={"ZBSO_CLIENT_RETRY_TIMEOUT": "2"},
+                          timeout=60)
+        took = time.monotonic() - start
         self.assertEqual(p.returncode, 1)
         self.assertIn("http://127.0.0.1:1/jobs", p.stderr)
+        self.assertIn("gave up after 2.", p.stderr)
+        self.assertIn("retry timeout 2 s", p.stderr)
+        self.assertGreaterEqual(took, 1.9)
+        self.assertLess(took, 30)
+
+    def test_bad_retry_timeout(self):
+        p = self.run_zbso(spec(), 1, ["true"], mode=("--server", self.url()),
+                          extra=["--no-gpu"], env={"ZBSO_CLIENT_RETRY_TIMEOUT": "-1"})
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("ZBSO_CLIENT_RETRY_TIMEOUT='-1'", p.stderr)
 
 
 if __name__ == "__main__":

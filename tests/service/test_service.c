@@ -67,7 +67,7 @@ static int setup(void **state)
     if (store_open(url, &opt, &fx->st, &err) != 0)
         fail_msg("store_open(%s): %s", url, err.msg);
     fx->clock.now = 1000.0;
-    fx->env = (svc_env){fake_now, fake_entropy, &fx->clock, 0};
+    fx->env = (svc_env){fake_now, fake_entropy, &fx->clock, 0, NULL};
     *state = fx;
     return 0;
 }
@@ -134,7 +134,7 @@ static zbso_trial_id next_ok(fixture *fx, const char *job_id)
     zbso_trial_id id;
     zbso_err err;
     err_clear(&err);
-    int rc = svc_next_batch_size(fx->st, &fx->env, job_id, &id, NULL, &err);
+    int rc = svc_next_batch_size(fx->st, &fx->env, job_id, NULL, &id, NULL, &err);
     if (rc != 0)
         fail_msg("next batch size: %d %s", rc, err.msg);
     assert_string_equal(id.job_id, job_id);
@@ -395,7 +395,8 @@ static void test_concurrent_and_no_convergence(void **state)
     zbso_trial_id t3 = next_ok(fx, "job-c");
     assert_int_equal(t3.batch_size, 64);
     report(fx, t3, 10, 0.1, 5, 0);
-    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-c", &id, NULL, &err), ZBSO_ENOCONV);
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-c", NULL, &id, NULL, &err),
+                     ZBSO_ENOCONV);
     assert_non_null(strstr(err.msg, "Re-register"));
     /* The failed request stored nothing. */
     p = peek_at(fx, "job-c", 0);
@@ -473,13 +474,13 @@ static void test_end_trial_delete_and_404(void **state)
     snprintf(bad.job_id, sizeof bad.job_id, "%s", "job-none");
     report(fx, bad, 1, 0.1, 1, ZBSO_ENOTFOUND);
     assert_int_equal(svc_end_trial(fx->st, &fx->env, &bad, NULL, &err), ZBSO_ENOTFOUND);
-    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-none", &id, NULL, &err),
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-none", NULL, &id, NULL, &err),
                      ZBSO_ENOTFOUND);
     assert_non_null(strstr(err.msg, "job-none"));
 
     assert_int_equal(svc_delete_job(fx->st, &fx->env, "job-e", &err), 0);
     assert_int_equal(svc_delete_job(fx->st, &fx->env, "job-e", &err), ZBSO_ENOTFOUND);
-    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-e", &id, NULL, &err),
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-e", NULL, &id, NULL, &err),
                      ZBSO_ENOTFOUND);
     /* Deleted means gone: the same id registers anew with trial numbers from 1. */
     register_ok(fx, &s, true);
@@ -578,7 +579,7 @@ static zbso_trial_id play_next(fixture *fx, counting *c, transcript *tr, const c
     zbso_err err;
     memset(&id, 0, sizeof id);
     err_clear(&err);
-    int rc = svc_next_batch_size(&c->base, &fx->env, job_id, &id, NULL, &err);
+    int rc = svc_next_batch_size(&c->base, &fx->env, job_id, NULL, &id, NULL, &err);
     note(tr, rc, &err, "%s bs %lld trial %lld", id.job_id, (long long)id.batch_size,
          (long long)id.trial_number);
     return id;
@@ -744,9 +745,9 @@ static void test_job_version(void **state)
     assert_false(created);
     assert_int_equal(v, 1);
 
-    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-v", &id, &v, &err), 0);
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-v", NULL, &id, &v, &err), 0);
     assert_int_equal(v, 2);
-    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-v", &other, &v, &err), 0);
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-v", NULL, &other, &v, &err), 0);
     assert_int_equal(v, 3);
 
     /* keep training with a fresh lease: read only, the version it read */
@@ -782,7 +783,7 @@ static void test_job_version(void **state)
 
     /* a failed unit leaves the out value alone */
     v = -7;
-    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-none", &id, &v, &err),
+    assert_int_equal(svc_next_batch_size(fx->st, &fx->env, "job-none", NULL, &id, &v, &err),
                      ZBSO_ENOTFOUND);
     assert_int_equal(v, -7);
 }
@@ -908,6 +909,118 @@ static void test_bad_values(void **state)
     assert_int_equal(next.trial_number, 3);
 }
 
+/* GET /jobs/batch_size with idempotency keys: a repeated key gets the trial its first
+ * request dispatched and changes nothing; other keys, no key, another job or an expired
+ * key dispatch; a remembered trial the store does not hold (its unit rolled back, maybe
+ * with its number taken since) is not answered. */
+static zbso_trial_id next_keyed(fixture *fx, const char *job_id, const char *key,
+                                int64_t *version)
+{
+    zbso_trial_id id;
+    zbso_err err;
+    err_clear(&err);
+    int rc = svc_next_batch_size(fx->st, &fx->env, job_id, key, &id, version, &err);
+    if (rc != 0)
+        fail_msg("next batch size (key %s): %d %s", key ? key : "none", rc, err.msg);
+    return id;
+}
+
+static void test_idempotency_keys(void **state)
+{
+    fixture *fx = *state;
+    zbso_job_spec s = make_spec("job-k"), s2 = make_spec("job-k2");
+    int64_t v1 = 0, v = 0;
+    zbso_err err;
+    fx->env.keys = svc_keys_memory_new(SVC_KEYS_MEMORY_CAPACITY);
+    assert_non_null(fx->env.keys);
+    register_ok(fx, &s, true);
+    register_ok(fx, &s2, true);
+
+    zbso_trial_id t1 = next_keyed(fx, "job-k", "a", &v1);
+    assert_int_equal(t1.trial_number, 1);
+    fx->clock.now += 5;
+    zbso_trial_id again = next_keyed(fx, "job-k", "a", &v);
+    assert_int_equal(again.trial_number, 1);
+    assert_int_equal(again.batch_size, t1.batch_size);
+    assert_string_equal(again.job_id, "job-k");
+    assert_int_equal(v, v1); /* nothing changed */
+    peek p = peek_at(fx, "job-k", 1);
+    assert_int_equal(p.job.num_trials, 1);
+    assert_int_equal(p.job.version, v1);
+
+    assert_int_equal(next_keyed(fx, "job-k", "b", NULL).trial_number, 2);
+    assert_int_equal(next_keyed(fx, "job-k", NULL, NULL).trial_number, 3);
+    assert_int_equal(next_keyed(fx, "job-k", "", NULL).trial_number, 4);
+    assert_int_equal(next_keyed(fx, "job-k2", "a", NULL).trial_number, 1); /* per job */
+    assert_int_equal(next_keyed(fx, "job-k", "b", NULL).trial_number, 2);
+
+    /* Remembered trials the store does not hold as remembered: number 99 does not exist;
+     * number 3 exists but started at another time (another request's trial). */
+    svc_keys *k = fx->env.keys;
+    assert_int_equal(k->ops->remember(k, NULL, "job-k", "gone", 99, fx->clock.now,
+                                      fx->clock.now + 100, &err), 0);
+    assert_int_equal(k->ops->remember(k, NULL, "job-k", "reused", 3, fx->clock.now - 1,
+                                      fx->clock.now + 100, &err), 0);
+    assert_int_equal(next_keyed(fx, "job-k", "gone", NULL).trial_number, 5);
+    assert_int_equal(next_keyed(fx, "job-k", "reused", NULL).trial_number, 6);
+    assert_int_equal(next_keyed(fx, "job-k", "gone", NULL).trial_number, 5);
+
+    /* A key lives as long as a trial's lease: ZEUS_BSO_TRIAL_TIMEOUT. */
+    fx->env.trial_timeout_s = 100;
+    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 7);
+    fx->clock.now += 99;
+    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 7);
+    fx->clock.now += 2;
+    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 8);
+    svc_keys_free(fx->env.keys);
+    fx->env.keys = NULL;
+
+    /* Without a table keys are ignored. */
+    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 9);
+    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 10);
+}
+
+/* The memory table alone: lookups, replacement, expiry, and at most capacity entries
+ * with the oldest leaving first. */
+static void test_memory_key_table(void **state)
+{
+    svc_keys *k = svc_keys_memory_new(3);
+    int64_t n = 0;
+    double start = 0;
+    zbso_err err;
+    char key[8];
+    assert_non_null(k);
+    assert_int_equal(k->ops->find(k, NULL, "j", "a", 0, &n, &start, &err), ZBSO_ENOTFOUND);
+    assert_int_equal(k->ops->remember(k, NULL, "j", "a", 1, 10, 20, &err), 0);
+    assert_int_equal(k->ops->find(k, NULL, "j", "a", 19.5, &n, &start, &err), 0);
+    assert_int_equal(n, 1);
+    assert_true(start == 10);
+    assert_int_equal(k->ops->find(k, NULL, "j", "a", 20, &n, &start, &err), ZBSO_ENOTFOUND);
+    assert_int_equal(k->ops->find(k, NULL, "ja", "", 0, &n, &start, &err), ZBSO_ENOTFOUND);
+    assert_int_equal(k->ops->find(k, NULL, "j", "b", 0, &n, &start, &err), ZBSO_ENOTFOUND);
+    assert_int_equal(k->ops->remember(k, NULL, "j", "a", 2, 11, 30, &err), 0);
+    assert_int_equal(k->ops->find(k, NULL, "j", "a", 25, &n, &start, &err), 0);
+    assert_int_equal(n, 2);
+    /* Four more keys in a table of three: "a" and "k0" leave, oldest first. */
+    for (int i = 0; i < 4; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        assert_int_equal(k->ops->remember(k, NULL, "j", key, 10 + i, 12, 40, &err), 0);
+    }
+    assert_int_equal(k->ops->find(k, NULL, "j", "a", 25, &n, &start, &err), ZBSO_ENOTFOUND);
+    assert_int_equal(k->ops->find(k, NULL, "j", "k0", 25, &n, &start, &err), ZBSO_ENOTFOUND);
+    for (int i = 1; i < 4; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        assert_int_equal(k->ops->find(k, NULL, "j", key, 25, &n, &start, &err), 0);
+        assert_int_equal(n, 10 + i);
+    }
+    /* Expired entries make room before live ones: at 41 all three are gone. */
+    assert_int_equal(k->ops->remember(k, NULL, "j", "late", 20, 41, 50, &err), 0);
+    assert_int_equal(k->ops->find(k, NULL, "j", "late", 41, &n, &start, &err), 0);
+    assert_int_equal(k->ops->find(k, NULL, "j", "k3", 39, &n, &start, &err), ZBSO_ENOTFOUND);
+    svc_keys_free(k);
+    svc_keys_free(NULL);
+}
+
 static int run_for(const char *url)
 {
     const struct CMUnitTest tests[] = {
@@ -921,6 +1034,8 @@ static int run_for(const char *url)
         cmocka_unit_test_setup_teardown(test_job_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refit_out_of_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idempotency_keys, setup, teardown),
+        cmocka_unit_test(test_memory_key_table),
     };
     g_url = url;
     fprintf(stderr, "store: %s\n", url);

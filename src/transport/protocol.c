@@ -1,0 +1,89 @@
+/* protocol.c: SPEC §2's requests over the transport (see protocol.h). */
+#include "transport/protocol.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "codec/codec.h"
+
+/* Checks the answer to what: rc is the codec's verdict on a non-empty body. Returns 0, or
+ * ZBSO_ERUNTIME naming the request and what was wrong with the answer. */
+static int check_answer(int rc, const transport_resp *resp, const char *what,
+                        const char *expected, zbso_err *err)
+{
+    char msg[ZBSO_ERR_MSG_MAX];
+    if (resp->len == 0)
+        return err_set(err, ZBSO_ERUNTIME, "Zeus server answered %s with an empty body", what);
+    if (rc == 0)
+        return 0;
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return err_set(err, ZBSO_ERUNTIME, "Zeus server answered %s with an invalid %s: %.400s",
+                   what, expected, msg);
+}
+
+int protocol_register_job(transport *t, const zbso_job_spec *spec, zbso_job_spec *out,
+                          zbso_err *err)
+{
+    transport_resp resp;
+    char *body = codec_job_spec_dump(spec, NULL);
+    transport_req req = {"POST", "/jobs", body,
+                         spec->job_id[0] ? TRANSPORT_IDEMPOTENT : TRANSPORT_RETRY_IF_UNSENT,
+                         NULL};
+    if (!body)
+        return err_set(err, ZBSO_ENOMEM, "out of memory encoding the job spec");
+    int rc = transport_request(t, &req, &resp, err);
+    free(body);
+    if (rc < 0)
+        return rc;
+    rc = resp.len ? codec_job_spec_parse(resp.body, resp.len, out, err) : 0;
+    if (rc == 0 && resp.len && !out->job_id[0])
+        rc = err_set(err, ZBSO_EINVAL, "no job_id");
+    return check_answer(rc, &resp, "POST /jobs", "job", err);
+}
+
+int protocol_next_batch_size(transport *t, const char *job_id, zbso_trial_id *out,
+                             zbso_err *err)
+{
+    char path[ZBSO_ID_MAX * 3 + 64], key[TRANSPORT_KEY_HEX + 1];
+    transport_resp resp;
+    transport_req req = {"GET", path, NULL, TRANSPORT_IDEMPOTENT, key};
+    char *id = transport_escape(job_id);
+    int rc;
+    if (!id)
+        return err_set(err, ZBSO_ENOMEM, "out of memory escaping job id %.300s", job_id);
+    snprintf(path, sizeof path, "/jobs/batch_size?job_id=%s", id);
+    free(id);
+    if ((rc = transport_key_new(key, err)) < 0 ||
+        (rc = transport_request(t, &req, &resp, err)) < 0)
+        return rc;
+    rc = resp.len ? codec_trial_id_parse(resp.body, resp.len, out, err) : 0;
+    return check_answer(rc, &resp, "GET /jobs/batch_size", "TrialId", err);
+}
+
+int protocol_report(transport *t, const zbso_training_result *r, zbso_report_response *out,
+                    zbso_err *err)
+{
+    transport_resp resp;
+    char *body = codec_training_result_dump(r, NULL);
+    transport_req req = {"POST", "/report", body, TRANSPORT_IDEMPOTENT, NULL};
+    if (!body)
+        return err_set(err, ZBSO_ENOMEM, "out of memory encoding the training result");
+    int rc = transport_request(t, &req, &resp, err);
+    free(body);
+    if (rc < 0)
+        return rc;
+    rc = resp.len ? codec_report_response_parse(resp.body, resp.len, out, err) : 0;
+    return check_answer(rc, &resp, "POST /report", "ReportResponse", err);
+}
+
+int protocol_end_trial(transport *t, const zbso_trial_id *trial, zbso_err *err)
+{
+    transport_resp resp;
+    char *body = codec_trial_id_dump(trial, NULL);
+    transport_req req = {"PATCH", "/trials", body, TRANSPORT_IDEMPOTENT, NULL};
+    if (!body)
+        return err_set(err, ZBSO_ENOMEM, "out of memory encoding the trial id");
+    int rc = transport_request(t, &req, &resp, err);
+    free(body);
+    return rc;
+}
