@@ -14,6 +14,7 @@
 
 #include "codec/codec.h"
 #include "core/types.h"
+#include "monitor/monitor.h"
 #include "transport/protocol.h"
 #include "transport/transport.h"
 #include "util/log.h"
@@ -229,8 +230,8 @@ static int build_spec(zbso_client *c, const char *job_spec_json, zbso_job_spec *
             goto nomem;
     }
     if (json_object_set_new(obj, "max_power",
-                            json_real((double)(zbso_monitor_max_power_limit_mw(c->mon) / 1000) *
-                                      (double)n_gpus)) != 0 ||
+                            json_real(mon_job_max_power_w(
+                                zbso_monitor_max_power_limit_mw(c->mon), n_gpus))) != 0 ||
         json_object_set_new(obj, "number_of_gpus", json_integer(n_gpus)) != 0 ||
         json_object_set_new(obj, "gpu_model", json_string(model ? model : "")) != 0 ||
         !(text = json_dumps(obj, JSON_COMPACT)))
