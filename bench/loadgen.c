@@ -27,6 +27,8 @@
 
 #include <jansson.h>
 
+#include "util/clock.h"
+
 #define MAX_JOBS 1024
 #define MAX_THREADS 64
 #define EVENTS_MAX 256           /* epoll events taken per round */
@@ -195,14 +197,6 @@ static void on_signal(int sig)
     atomic_store(&stop_requested, 1);
 }
 
-/* Returns the monotonic clock in seconds. */
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* splitmix64: returns the next 64 random bits of *state. */
 static uint64_t splitmix64(uint64_t *state)
 {
@@ -291,9 +285,9 @@ static int connect_timed(int fd, const struct sockaddr *addr, socklen_t len)
         if (errno != EINPROGRESS)
             return errno;
         struct pollfd p = {.fd = fd, .events = POLLOUT};
-        double end = now_s() + CONNECT_TIMEOUT_MS / 1000.0;
+        double end = clk_mono_s() + CONNECT_TIMEOUT_MS / 1000.0;
         for (;;) {
-            int left = (int)((end - now_s()) * 1000.0) + 1;
+            int left = (int)((end - clk_mono_s()) * 1000.0) + 1;
             int n = left > 0 ? poll(&p, 1, left) : 0;
             if (n > 0)
                 break;
@@ -370,7 +364,7 @@ static int send_some(struct worker *w, char *err, size_t errcap)
             return -1;
         }
         w->out_sent += (size_t)n;
-        w->last_io = now_s();
+        w->last_io = clk_mono_s();
     }
     want_out(w, 0);
     return 0;
@@ -577,7 +571,7 @@ static int request(struct worker *w, enum endpoint ep, const char *method, const
     w->out_len = (size_t)hn + body_len;
     w->attempt = 0;
     w->in_flight = 1;
-    w->t0 = now_s();
+    w->t0 = clk_mono_s();
     w->last_io = w->t0;
     return send_request(w);
 }
@@ -601,7 +595,7 @@ static int on_readable(struct worker *w)
     if (n > 0) {
         w->in_len += (size_t)n;
         w->got_any = 1;
-        w->last_io = now_s();
+        w->last_io = clk_mono_s();
     } else {
         eof = 1;
     }
@@ -613,7 +607,7 @@ static int on_readable(struct worker *w)
     /* The epoll set is level-triggered: what a short read left comes as another event. */
     enum resp_state s = parse_response(w, eof, err, sizeof err);
     if (s == RESP_DONE) {
-        w->t_done = now_s();
+        w->t_done = clk_mono_s();
         return 1;
     }
     if (s == RESP_MORE && !eof && w->in_len < cap)
@@ -678,7 +672,7 @@ static void register_job(struct worker *w)
 /* Starts the next trial with GET /jobs/batch_size, or ends the job once the run is over. */
 static void next_trial(struct worker *w)
 {
-    if (atomic_load(&stop_requested) || now_s() >= deadline_s) {
+    if (atomic_load(&stop_requested) || clk_mono_s() >= deadline_s) {
         w->phase = PH_DONE;
         return;
     }
@@ -830,7 +824,7 @@ static void *thread_main(void *arg)
     struct ev_thread *th = arg;
     struct epoll_event evs[EVENTS_MAX];
     struct worker *ready[EVENTS_MAX];
-    double last_check = now_s();
+    double last_check = clk_mono_s();
     for (size_t i = 0; i < th->n; i++)
         register_job(th->jobs[i]);
     for (;;) {
@@ -868,7 +862,7 @@ static void *thread_main(void *arg)
         }
         for (size_t i = 0; i < n_ready; i++)
             on_answer(ready[i]);
-        double now = now_s();
+        double now = clk_mono_s();
         if (now - last_check >= 1.0) {
             check_timeouts(th->jobs, th->n, now);
             last_check = now;
@@ -1326,8 +1320,7 @@ int main(int argc, char **argv)
         ws[k].fd = -1;
     for (t = 0; t < opt.threads; t++)
         ths[t].epfd = -1;
-    struct timespec rt;
-    clock_gettime(CLOCK_REALTIME, &rt);
+    struct timespec rt = clk_now(CLOCK_REALTIME);
     uint64_t nonce_state = (uint64_t)rt.tv_sec * 1000000000ULL + (uint64_t)rt.tv_nsec
                            + ((uint64_t)getpid() << 32);
     snprintf(nonce, sizeof nonce, "%08" PRIx32, (uint32_t)splitmix64(&nonce_state));
@@ -1351,7 +1344,7 @@ int main(int argc, char **argv)
             goto out;
         }
     }
-    double start = now_s();
+    double start = clk_mono_s();
     deadline_s = start + opt.duration_s;
     for (k = 0; k < opt.jobs; k++) {
         struct worker *w = &ws[k];
@@ -1376,7 +1369,7 @@ int main(int argc, char **argv)
     for (t = 0; t < opt.threads; t++)
         if (ths[t].started)
             pthread_join(ths[t].tid, NULL);
-    double elapsed = now_s() - start;
+    double elapsed = clk_mono_s() - start;
 
     printf("elapsed %.3f s\n", elapsed);
     if (print_report(ws, opt.jobs, elapsed) != 0) {

@@ -6,19 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "util/clock.h"
 #include "zbso/zbso.h"
 
 #define PAIRS_MAX 10000
 #define WARMUP_PAIRS 3
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -34,7 +27,7 @@ static int time_pairs(zbso_monitor *mon, int pairs, double *med_ms, double *p90_
 {
     static double t[PAIRS_MAX];
     for (int i = 0; i < WARMUP_PAIRS + pairs; i++) {
-        double t0 = now_s();
+        double t0 = clk_mono_s();
         int rc = zbso_monitor_begin_window(mon, "bench");
         if (rc == 0)
             rc = zbso_monitor_end_window(mon, "bench", NULL);
@@ -43,7 +36,7 @@ static int time_pairs(zbso_monitor *mon, int pairs, double *med_ms, double *p90_
             return rc;
         }
         if (i >= WARMUP_PAIRS)
-            t[i - WARMUP_PAIRS] = (now_s() - t0) * 1e3;
+            t[i - WARMUP_PAIRS] = (clk_mono_s() - t0) * 1e3;
     }
     qsort(t, (size_t)pairs, sizeof t[0], cmp_double);
     *med_ms = t[pairs / 2];
@@ -96,8 +89,7 @@ static int run_window(int n, double seconds)
     }
     rc = zbso_monitor_begin_window(mon, "window");
     if (rc == 0) {
-        struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
-        nanosleep(&ts, NULL);
+        clk_sleep_s(seconds);
         rc = zbso_monitor_end_window(mon, "window", &m);
     }
     if (rc < 0) {

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "codec/codec.h"
@@ -17,6 +16,7 @@
 #include "monitor/monitor.h"
 #include "transport/protocol.h"
 #include "transport/transport.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "zbso/zbso.h"
 
@@ -78,14 +78,6 @@ static int fail_request(zbso_client *c, int rc, const zbso_err *err)
     return rc == ZBSO_ENOMEM ? rc : ZBSO_ERUNTIME;
 }
 
-/* Seconds on the monotonic clock. */
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Ends every trial this process dispatched and did not finish (PATCH /trials), spending at
  * most EXIT_RETRY_TIMEOUT_S on retries for all of them together, then frees the list.
  * Entries inherited through fork() from a parent are the parent's business and only
@@ -93,7 +85,7 @@ static double mono_s(void)
 static void end_pending_trials(void)
 {
     pending_end *e, *next;
-    double deadline = mono_s() + EXIT_RETRY_TIMEOUT_S;
+    double deadline = clk_mono_s() + EXIT_RETRY_TIMEOUT_S;
     pthread_mutex_lock(&pending_lock);
     e = pending_head;
     pending_head = NULL;
@@ -103,7 +95,7 @@ static void end_pending_trials(void)
         if (e->pid == getpid()) {
             transport *tp = NULL;
             zbso_err err;
-            double budget = fmax(0.0, fmin(e->retry_timeout_s, deadline - mono_s()));
+            double budget = fmax(0.0, fmin(e->retry_timeout_s, deadline - clk_mono_s()));
             if (transport_new(e->url, e->token, budget, &tp, &err) == 0)
                 transport_set_request_timeout(tp, EXIT_RETRY_TIMEOUT_S);
             if (!tp || protocol_end_trial(tp, &e->trial, &err) < 0)

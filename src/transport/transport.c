@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "codec/codec.h"
+#include "util/buf.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define BACKOFF_FIRST_S 0.1
@@ -32,32 +34,14 @@ struct transport {
     double retry_timeout_s;
     double request_timeout_s;
     uint64_t rng;                 /* xorshift state for the backoff jitter */
-    char *buf;                    /* response body, grows up to TRANSPORT_BODY_MAX */
-    size_t len, cap;
-    bool too_big;
+    zbso_buf body;                /* the response body, at most TRANSPORT_BODY_MAX bytes */
+    int body_rc;                  /* ZBSO_ETOOBIG or ZBSO_ENOMEM: the body was refused */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_FAILED_INIT;
 
 static void curl_init(void) { curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT); }
-
-/* Seconds on the monotonic clock. */
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Sleeps for seconds, resuming after signals. */
-static void sleep_s(double seconds)
-{
-    struct timespec ts = {.tv_sec = (time_t)seconds,
-                          .tv_nsec = (long)((seconds - floor(seconds)) * 1e9)};
-    while (seconds > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 /* A uniform double in [0, 1) from the handle's xorshift64* generator. */
 static double jitter01(transport *t)
@@ -68,30 +52,18 @@ static double jitter01(transport *t)
     return (double)((t->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
 }
 
-/* curl write callback: appends to t->buf, refusing bodies over TRANSPORT_BODY_MAX (curl
- * then fails the transfer with CURLE_WRITE_ERROR). */
+/* curl write callback: appends to t->body. A body over TRANSPORT_BODY_MAX, or one memory
+ * cannot hold, is refused (t->body_rc says why; curl then fails the transfer with
+ * CURLE_WRITE_ERROR). */
 static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
     transport *t = arg;
-    size_t n = size * nmemb;
-    if (n > TRANSPORT_BODY_MAX - t->len) {
-        t->too_big = true;
+    int rc = buf_addn(&t->body, data, size * nmemb);
+    if (rc < 0) {
+        t->body_rc = rc;
         return 0;
     }
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->len + n + 1)
-            cap *= 2;
-        char *p = realloc(t->buf, cap);
-        if (!p)
-            return 0;
-        t->buf = p;
-        t->cap = cap;
-    }
-    memcpy(t->buf + t->len, data, n);
-    t->len += n;
-    t->buf[t->len] = '\0';
-    return n;
+    return size * nmemb;
 }
 
 int transport_new(const char *base_url, const char *token, double retry_timeout_s,
@@ -126,6 +98,7 @@ int transport_new(const char *base_url, const char *token, double retry_timeout_
         goto out;
     memcpy(t->base, base_url, n);
     t->base[n] = '\0';
+    buf_init(&t->body, TRANSPORT_BODY_MAX);
     t->retry_timeout_s = retry_timeout_s;
     t->request_timeout_s = TRANSPORT_REQUEST_TIMEOUT_S;
     t->rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^ (uint64_t)(uintptr_t)t;
@@ -165,7 +138,7 @@ void transport_free(transport *t)
     if (t->curl)
         curl_easy_cleanup(t->curl);
     curl_slist_free_all(t->headers);
-    free(t->buf);
+    buf_free(&t->body);
     free(t);
 }
 
@@ -282,10 +255,8 @@ static CURLcode attempt(transport *t, const transport_req *req, const char *url,
                         struct curl_slist *headers, double left_s, char *curl_msg)
 {
     double connect_s = fmax(CONNECT_TIMEOUT_MIN_S, fmin(CONNECT_TIMEOUT_MAX_S, left_s));
-    t->len = 0;
-    t->too_big = false;
-    if (t->buf)
-        t->buf[0] = '\0';
+    buf_reset(&t->body);
+    t->body_rc = 0;
     curl_msg[0] = '\0';
     curl_easy_setopt(t->curl, CURLOPT_URL, url);
     curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, headers);
@@ -315,7 +286,7 @@ int transport_request(transport *t, const transport_req *req, transport_resp *re
     char key_line[sizeof TRANSPORT_KEY_HEADER + TRANSPORT_KEY_HEX + 4];
     char last[MSG_MAX] = "";
     struct curl_slist key_node = {key_line, NULL}, *headers = t->headers;
-    double start = now_s(), left;
+    double start = clk_mono_s(), left;
     int attempts = 0, code;
     if ((size_t)snprintf(url, sizeof url, "%s%s", t->base, req->path) >= sizeof url)
         return err_set(err, ZBSO_ERUNTIME, "request URL %.200s%.40s... is longer than %zu "
@@ -334,7 +305,7 @@ int transport_request(transport *t, const transport_req *req, transport_resp *re
         long status = 0;
         curl_off_t retry_after = -1;
         bool again;
-        left = t->retry_timeout_s - (now_s() - start);
+        left = t->retry_timeout_s - (clk_mono_s() - start);
         CURLcode cc = attempt(t, req, url, headers, left, curl_msg);
         attempts++;
         if (cc == CURLE_OK) {
@@ -342,24 +313,26 @@ int transport_request(transport *t, const transport_req *req, transport_resp *re
             if (status >= 200 && status < 300) {
                 curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->headers);
                 resp->status = status;
-                resp->body = t->buf ? t->buf : "";
-                resp->len = t->len;
+                resp->body = buf_ptr(&t->body);
+                resp->len = buf_len(&t->body);
                 return 0;
             }
             char server_msg[MSG_MAX];
-            if (codec_error_message(t->buf, t->len, server_msg, sizeof server_msg) < 0)
-                snprintf(server_msg, sizeof server_msg, "%.300s", t->buf ? t->buf : "");
+            if (codec_error_message(buf_ptr(&t->body), buf_len(&t->body), server_msg,
+                                    sizeof server_msg) < 0)
+                snprintf(server_msg, sizeof server_msg, "%.300s", buf_ptr(&t->body));
             snprintf(last, sizeof last, "Zeus server returned status code %ld: %.440s", status,
                      server_msg);
             code = transport_code_of_status(status);
             again = req->retry == TRANSPORT_IDEMPOTENT &&
                     (status == 502 || status == 503 || status == 504);
             curl_easy_getinfo(t->curl, CURLINFO_RETRY_AFTER, &retry_after);
-        } else if (t->too_big) {
+        } else if (t->body_rc == ZBSO_ETOOBIG) {
             snprintf(last, sizeof last, "%s %.200s: the response body is over the %d byte "
                      "limit", req->method, url, TRANSPORT_BODY_MAX);
             code = ZBSO_ERUNTIME;
             again = false;
+
         } else {
             snprintf(last, sizeof last, "%s %.200s: %.250s", req->method, url,
                      curl_msg[0] ? curl_msg : curl_easy_strerror(cc));
@@ -376,14 +349,14 @@ int transport_request(transport *t, const transport_req *req, transport_resp *re
         double wait = backoff * (0.5 + 0.5 * jitter01(t));
         if (retry_after > 0 && (double)retry_after > wait)
             wait = (double)retry_after;
-        left = t->retry_timeout_s - (now_s() - start);
+        left = t->retry_timeout_s - (clk_mono_s() - start);
         if (left <= 0)
             return err_set(err, code,
                            "gave up after %.1f s and %d attempts (retry timeout %.0f s); "
                            "last error: %s",
-                           now_s() - start, attempts, t->retry_timeout_s, last);
+                           clk_mono_s() - start, attempts, t->retry_timeout_s, last);
         if (attempts == 1)
             log_warn("zbso client: %s; retrying for up to %.0f s", last, t->retry_timeout_s);
-        sleep_s(fmin(wait, left));
+        clk_sleep_s(fmin(wait, left));
     }
 }

@@ -1,6 +1,8 @@
 /* clock.c: the clock helpers of clock.h, over clock_gettime. */
 #include "util/clock.h"
 
+#include <errno.h>
+
 #define NS_PER_S 1000000000L
 
 double clk_mono_s(void)
@@ -43,4 +45,13 @@ struct timespec clk_ts_add(struct timespec ts, double seconds)
 struct timespec clk_deadline(clockid_t id, double seconds)
 {
     return clk_ts_add(clk_now(id), seconds);
+}
+
+void clk_sleep_s(double seconds)
+{
+    if (!(seconds > 0))
+        return;
+    struct timespec until = clk_deadline(CLOCK_MONOTONIC, seconds);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+        ;
 }

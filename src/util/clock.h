@@ -1,5 +1,5 @@
-/* clock.h: the clocks in the units the code uses: CLOCK_MONOTONIC for intervals and
- * deadlines, CLOCK_REALTIME for timestamps, and timespec arithmetic for
+/* clock.h: the clocks in the units the code uses: CLOCK_MONOTONIC for intervals,
+ * deadlines and sleeps, CLOCK_REALTIME for timestamps, and timespec arithmetic for
  * pthread_cond_timedwait. The prefix is clk_ because POSIX reserves clock_ in <time.h>.
  * clock_gettime cannot fail for these clocks on Linux, so nothing here returns an error. */
 #ifndef ZBSO_UTIL_CLOCK_H
@@ -26,5 +26,10 @@ struct timespec clk_ts_add(struct timespec ts, double seconds);
 /* The absolute time seconds (>= 0) from now on clock id: the deadline to hand to
  * pthread_cond_timedwait for a condition variable on that clock. */
 struct timespec clk_deadline(clockid_t id, double seconds);
+
+/* Sleeps for seconds on CLOCK_MONOTONIC (nothing when seconds <= 0 or not a number). A
+ * signal handler that runs meanwhile does not cut the sleep short: it ends at the deadline
+ * taken on entry. */
+void clk_sleep_s(double seconds);
 
 #endif

@@ -13,8 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "util/clock.h"
 
 #define REQ_MAX 65536
 #define RESP_MAX 65536
@@ -65,18 +66,12 @@ static int listen_loopback(int *port)
     return fd;
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 static void answer(int conn, const fake_reply *r)
 {
     char head[4096];
     size_t body_len = r->body_bytes ? r->body_bytes : strlen(r->body);
     if (r->delay_ms)
-        sleep_ms(r->delay_ms);
+        clk_sleep_s(r->delay_ms / 1000.0);
     if (r->status == 0)
         return;
     int len = snprintf(head, sizeof head,
@@ -124,12 +119,15 @@ void fake_start(fake_server *fs, const fake_reply *replies, int n)
     assert_int_equal(pthread_create(&fs->thread, NULL, fake_run, fs), 0);
 }
 
-void fake_stop(fake_server *fs)
+/* Stops a server or proxy thread blocked in accept() on fd and closes fd. */
+static void listener_stop(int fd, pthread_t thread)
 {
-    shutdown(fs->fd, SHUT_RDWR);
-    pthread_join(fs->thread, NULL);
-    close(fs->fd);
+    shutdown(fd, SHUT_RDWR);
+    pthread_join(thread, NULL);
+    close(fd);
 }
+
+void fake_stop(fake_server *fs) { listener_stop(fs->fd, fs->thread); }
 
 /* Forwards req (len bytes) to the upstream with "Connection: close" and, when strip, no
  * Idempotency-Key line; reads the whole answer into resp. Returns its length (0: none). */
@@ -202,9 +200,4 @@ void fake_proxy_start(fake_proxy *p, int upstream_port)
     assert_int_equal(pthread_create(&p->thread, NULL, proxy_run, p), 0);
 }
 
-void fake_proxy_stop(fake_proxy *p)
-{
-    shutdown(p->fd, SHUT_RDWR);
-    pthread_join(p->thread, NULL);
-    close(p->fd);
-}
+void fake_proxy_stop(fake_proxy *p) { listener_stop(p->fd, p->thread); }

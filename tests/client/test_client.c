@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "fake_http.h"
+#include "util/clock.h"
 #include "zbso/zbso.h"
 
 /* beta_knob null: costs come from wall-clock time on the fake NVML, so an early-stop bound
@@ -39,19 +40,6 @@ static pid_t shared_pid;
 static char shared_url[64];
 
 /* ---- helpers --------------------------------------------------------------------- */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* Execs `zbso serve` on db (a file under tmpdir) and port; never returns. */
 static void exec_server(const char *db, int port, const char *log)
@@ -92,7 +80,7 @@ static int server_start(const char *db, int port, pid_t *pid)
         }
         if (f)
             fclose(f);
-        sleep_ms(10);
+        clk_sleep_s(0.010);
     }
     fail_msg("zbso serve did not start; see %s", log);
     return -1;
@@ -189,7 +177,7 @@ static void test_flow(void **state)
     assert_int_equal(zbso_client_on_evaluate(c, NAN), ZBSO_EINVAL);
     assert_int_equal(zbso_client_on_evaluate(c, 0.1), 0);
     assert_int_equal(zbso_client_training_finished(c), 0);
-    sleep_ms(20);
+    clk_sleep_s(0.020);
     assert_int_equal(zbso_client_on_evaluate(c, 0.2), 0);
     assert_int_equal(zbso_client_training_finished(c), 0);
     assert_int_equal(zbso_client_on_evaluate(c, 0.9), 0);
@@ -317,9 +305,9 @@ static void test_retry_after_and_4xx(void **state)
 
     fake_start(&fs, busy, 2);
     snprintf(url, sizeof url, "http://127.0.0.1:%d", fs.port);
-    double t0 = now_s();
+    double t0 = clk_mono_s();
     assert_int_equal(zbso_client_new(NULL, url, s, 0, &c, err, sizeof err), 0);
-    double took = now_s() - t0;
+    double took = clk_mono_s() - t0;
     assert_int_equal(atomic_load(&fs.n_requests), 2);
     assert_true(took >= 0.95 && took < 3.0);
     zbso_client_free(c);
@@ -457,12 +445,12 @@ static void test_server_restart(void **state)
     if (helper == 0) {
         char log[128];
         snprintf(log, sizeof log, "%s/restart.db.again.log", tmpdir);
-        sleep_ms(1000);
+        clk_sleep_s(1.0);
         exec_server("restart.db", port, log);
     }
-    double t0 = now_s();
+    double t0 = clk_mono_s();
     int rc = zbso_client_on_evaluate(c, 0.9);
-    double took = now_s() - t0;
+    double took = clk_mono_s() - t0;
     if (rc != 0)
         fail_msg("on_evaluate across the restart: %d %s", rc, zbso_client_errmsg(c));
     assert_int_equal(zbso_client_training_finished(c), 1);
@@ -485,9 +473,9 @@ static void test_server_gone(void **state)
     assert_int_equal(zbso_client_get_batch_size(c, &bs), 0);
     assert_int_equal(zbso_client_on_train_begin(c), 0);
     server_kill(pid, SIGKILL);
-    double t0 = now_s();
+    double t0 = clk_mono_s();
     assert_int_equal(zbso_client_on_evaluate(c, 0.1), ZBSO_ERUNTIME);
-    double took = now_s() - t0;
+    double took = clk_mono_s() - t0;
     assert_true(took >= 1.8 && took < 3.5);
     assert_non_null(strstr(zbso_client_errmsg(c), "gave up after 2."));
     assert_non_null(strstr(zbso_client_errmsg(c), "retry timeout 2 s"));
@@ -499,9 +487,9 @@ static void test_server_gone(void **state)
     /* $ZBSO_CLIENT_RETRY_TIMEOUT bounds the registration too. */
     setenv("ZBSO_CLIENT_RETRY_TIMEOUT", "1", 1);
     spec(s, sizeof s, "gone-2", "gone", 5);
-    t0 = now_s();
+    t0 = clk_mono_s();
     assert_int_equal(zbso_client_new(NULL, url, s, 0, &c, err, sizeof err), ZBSO_ERUNTIME);
-    took = now_s() - t0;
+    took = clk_mono_s() - t0;
     assert_true(took >= 0.8 && took < 2.5);
     assert_non_null(strstr(err, "Connection refused") ? err : strstr(err, "connect"));
     setenv("ZBSO_CLIENT_RETRY_TIMEOUT", "x", 1);

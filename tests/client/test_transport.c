@@ -13,27 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fake_http.h"
 #include "http/httpInt.h"
 #include "transport/transport.h"
+#include "util/clock.h"
 
 static const char OK_BODY[] = "{\"ok\":true}";
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* A transport to the fake server fs with the given retry budget. */
 static transport *open_fake(const fake_server *fs, double retry_s)
@@ -165,9 +152,9 @@ static void test_refused_retried_by_both_classes(void **state)
         transport *t = NULL;
         assert_int_equal(transport_new(url, NULL, 1.0, &t, &err), 0);
         req.retry = classes[i];
-        double t0 = now_s();
+        double t0 = clk_mono_s();
         assert_int_equal(transport_request(t, &req, &resp, &err), ZBSO_ERUNTIME);
-        double took = now_s() - t0;
+        double took = clk_mono_s() - t0;
         assert_true(took >= 0.95 && took < 5);
         assert_true(strncmp(err.msg, "gave up after 1.", 16) == 0);
         assert_null(strstr(err.msg, "and 1 attempts"));
@@ -199,7 +186,7 @@ static void test_connect_timeout_is_unsent(void **state)
         fillers[n_fill] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
         connect(fillers[n_fill], (struct sockaddr *)&a, sizeof a);
     }
-    sleep_ms(100);
+    clk_sleep_s(0.100);
     snprintf(url, sizeof url, "http://127.0.0.1:%d", ntohs(a.sin_port));
     assert_int_equal(transport_new(url, NULL, 1.5, &t, &err), 0);
     /* "gave up" means it was to be retried (the connect timeout takes the whole budget,

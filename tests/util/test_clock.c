@@ -1,9 +1,13 @@
-/* test_clock.c: util/clock: timespec arithmetic exactly, and the clocks against each
- * other and against time() (with margins that hold on a loaded machine). */
+/* test_clock.c: util/clock: timespec arithmetic exactly, the clocks against each other
+ * and against time(), and sleeps (with margins that hold on a loaded machine). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/time.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -63,12 +67,47 @@ static void test_deadline(void **state)
     assert_true(rd - rnow >= 0.25 - 1e-6 && rd - rnow < 0.25 + 5.0);
 }
 
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    alarms++;
+}
+
+/* A sleep lasts its whole time although a signal handler runs every 5 ms meanwhile (no
+ * SA_RESTART: each signal interrupts the sleeping call); no time or a time that is not a
+ * number returns at once. */
+static void test_sleep(void **state)
+{
+    struct sigaction sa;
+    struct itimerval every = {{0, 5000}, {0, 5000}}, off;
+    memset(&sa, 0, sizeof sa);
+    memset(&off, 0, sizeof off);
+    sa.sa_handler = on_alarm;
+    assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
+    assert_int_equal(setitimer(ITIMER_REAL, &every, NULL), 0);
+    double t0 = clk_mono_s();
+    clk_sleep_s(0.2);
+    double took = clk_mono_s() - t0;
+    assert_int_equal(setitimer(ITIMER_REAL, &off, NULL), 0);
+    assert_true(alarms > 0);
+    assert_true(took >= 0.2 && took < 5.0);
+
+    t0 = clk_mono_s();
+    clk_sleep_s(0);
+    clk_sleep_s(-1);
+    clk_sleep_s(NAN);
+    assert_true(clk_mono_s() - t0 < 0.5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ts_add),
         cmocka_unit_test(test_clocks_agree),
         cmocka_unit_test(test_deadline),
+        cmocka_unit_test(test_sleep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
