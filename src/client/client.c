@@ -4,7 +4,6 @@
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,27 +54,26 @@ struct zbso_client {
     bool window_open;
     char window[48];                      /* this client's monitor window name */
     pending_end *pending;                 /* this trial's entry in the exit list */
-    char errmsg[ZBSO_ERRBUF_MAX];
+    zbso_err err;                         /* the last failed call's (zbso_client_errmsg) */
 };
 
-/* Records the message of a failed call on c and returns code. */
-__attribute__((format(printf, 3, 4)))
-static int fail(zbso_client *c, int code, const char *fmt, ...)
+/* Turns err, a failed request's, into the client's public code and returns it: every
+ * failure to get an answer from the server is ZBSO_ERUNTIME (include/zbso/zbso.h), whatever
+ * the status; running out of memory stays ZBSO_ENOMEM. The message is kept. */
+static int request_failed(zbso_err *err)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->errmsg, sizeof c->errmsg, fmt, ap);
-    va_end(ap);
-    return code;
+    if (err->code != ZBSO_ENOMEM)
+        err->code = ZBSO_ERUNTIME;
+    return err->code;
 }
 
-/* Records the message of a failed request on c and returns its public code: every
- * failure to get an answer from the server is ZBSO_ERUNTIME (include/zbso/zbso.h), whatever
- * the status; running out of memory stays ZBSO_ENOMEM. */
-static int fail_request(zbso_client *c, int rc, const zbso_err *err)
+/* Keeps err, a failed call's, as c's last error (zbso_client_errmsg) and returns its
+ * code. Callees write into an error of their own, so a call that succeeds leaves the last
+ * failure's message in place. */
+static int fail(zbso_client *c, const zbso_err *err)
 {
-    snprintf(c->errmsg, sizeof c->errmsg, "%s", err->msg);
-    return rc == ZBSO_ENOMEM ? rc : ZBSO_ERUNTIME;
+    c->err = *err;
+    return err->code;
 }
 
 /* Ends every trial this process dispatched and did not finish (PATCH /trials), spending at
@@ -155,20 +153,16 @@ static void pending_remove(zbso_client *c)
 
 /* Reads a positive integer from the environment variable name. Returns 0, or
  * ZBSO_ECONFIG naming the value when it is unset, empty or not a positive integer. */
-static int env_positive(const char *name, int64_t *out, char *msg, size_t cap)
+static int env_positive(const char *name, int64_t *out, zbso_err *err)
 {
     const char *v = getenv(name);
     char *end;
     long long n;
-    if (!v || !v[0]) {
-        snprintf(msg, cap, "%s is not set", name);
-        return ZBSO_ECONFIG;
-    }
+    if (!v || !v[0])
+        return err_set(err, ZBSO_ECONFIG, "%s is not set", name);
     n = strtoll(v, &end, 10);
-    if (*end || n <= 0) {
-        snprintf(msg, cap, "%s='%s' is not a positive integer", name, v);
-        return ZBSO_ECONFIG;
-    }
+    if (*end || n <= 0)
+        return err_set(err, ZBSO_ECONFIG, "%s='%s' is not a positive integer", name, v);
     *out = n;
     return 0;
 }
@@ -177,45 +171,45 @@ static int env_positive(const char *name, int64_t *out, char *msg, size_t cap)
  * (seed 000: max_power = floor(max limit mW / 1000) * GPU count), checked by the codec like
  * the server checks it. The GPU fields are the library's to fill: a spec that sets them is
  * refused. $ZEUS_BSO_JOB_ID fills a missing job_id. Returns 0, or ZBSO_ECONFIG / ZBSO_ENOMEM
- * with msg. */
+ * in err. */
 static int build_spec(zbso_client *c, const char *job_spec_json, zbso_job_spec *out,
-                      char *msg, size_t cap)
+                      zbso_err *err)
 {
     static const char *const gpu_fields[] = {"max_power", "number_of_gpus", "gpu_model"};
     const char *env_job = getenv("ZEUS_BSO_JOB_ID");
     json_error_t jerr;
     json_t *obj = NULL, *id;
     char *text = NULL;
-    zbso_err err;
+    zbso_err perr;
     int rc = ZBSO_ECONFIG;
     unsigned n_gpus = zbso_monitor_gpu_count(c->mon);
     const char *model = zbso_monitor_gpu_model(c->mon);
     if (!job_spec_json) {
-        snprintf(msg, cap, "job spec JSON is NULL");
+        err_set(err, rc, "job spec JSON is NULL");
         goto out;
     }
     obj = json_loadb(job_spec_json, strnlen(job_spec_json, SPEC_JSON_MAX + 1),
                      JSON_REJECT_DUPLICATES, &jerr);
     if (!obj || !json_is_object(obj)) {
-        snprintf(msg, cap, "job spec is not a JSON object: %s",
-                 obj ? "another JSON value" : jerr.text);
+        err_set(err, rc, "job spec is not a JSON object: %s",
+                obj ? "another JSON value" : jerr.text);
         goto out;
     }
     for (size_t i = 0; i < sizeof gpu_fields / sizeof gpu_fields[0]; i++)
         if (json_object_get(obj, gpu_fields[i])) {
-            snprintf(msg, cap, "job spec sets %s, which the client measures from the GPUs",
-                     gpu_fields[i]);
+            err_set(err, rc, "job spec sets %s, which the client measures from the GPUs",
+                    gpu_fields[i]);
             goto out;
         }
     if (n_gpus == 0) {
-        snprintf(msg, cap, "No GPUs detected.");
+        err_set(err, rc, "No GPUs detected.");
         goto out;
     }
     id = json_object_get(obj, "job_id");
     if (env_job && env_job[0]) {
         if (json_is_string(id) && strcmp(json_string_value(id), env_job) != 0) {
-            snprintf(msg, cap, "job spec job_id '%.200s' differs from ZEUS_BSO_JOB_ID '%.200s'",
-                     json_string_value(id), env_job);
+            err_set(err, rc, "job spec job_id '%.200s' differs from ZEUS_BSO_JOB_ID '%.200s'",
+                    json_string_value(id), env_job);
             goto out;
         }
         if (json_object_set_new(obj, "job_id", json_string(env_job)) != 0)
@@ -228,16 +222,15 @@ static int build_spec(zbso_client *c, const char *job_spec_json, zbso_job_spec *
         json_object_set_new(obj, "gpu_model", json_string(model ? model : "")) != 0 ||
         !(text = json_dumps(obj, JSON_COMPACT)))
         goto nomem;
-    if (codec_job_spec_parse(text, strlen(text), out, &err) < 0) {
-        snprintf(msg, cap, "invalid job spec: %s%s%.400s", err.loc, err.loc[0] ? ": " : "",
-                 err.msg);
+    if (codec_job_spec_parse(text, strlen(text), out, &perr) < 0) {
+        err_set(err, rc, "invalid job spec: %s%s%.400s", perr.loc, perr.loc[0] ? ": " : "",
+                perr.msg);
         goto out;
     }
     rc = 0;
     goto out;
 nomem:
-    snprintf(msg, cap, "out of memory building the job spec");
-    rc = ZBSO_ENOMEM;
+    rc = err_set(err, ZBSO_ENOMEM, "out of memory building the job spec");
 out:
     free(text);
     json_decref(obj);
@@ -246,14 +239,12 @@ out:
 
 /* POST /jobs with spec and keeps the CreatedJob. Returns 0, ZBSO_ERUNTIME (server or
  * network failure, or an answer that is not a job), ZBSO_ENOMEM. */
-static int register_job(zbso_client *c, const zbso_job_spec *spec)
+static int register_job(zbso_client *c, const zbso_job_spec *spec, zbso_err *err)
 {
-    zbso_err err;
-    int rc = protocol_register_job(c->tp, spec, &c->job, &err);
-    if (rc < 0)
-        return fail_request(c, rc, &err);
+    if (protocol_register_job(c->tp, spec, &c->job, err) < 0)
+        return request_failed(err);
     if (!(c->job_json = codec_job_spec_dump(&c->job, NULL)))
-        return fail(c, ZBSO_ENOMEM, "out of memory keeping the registered job");
+        return err_set(err, ZBSO_ENOMEM, "out of memory keeping the registered job");
     log_info("zbso client: job is registered with job_id %s", c->job.job_id);
     return 0;
 }
@@ -266,53 +257,42 @@ int zbso_client_new(zbso_monitor *mon, const char *server_url, const char *job_s
     zbso_err err;
     double retry_s;
     const char *url = server_url ? server_url : getenv("ZEUS_BSO_SERVER_URL");
-    char msg[ZBSO_ERRBUF_MAX] = "";
     int rc;
+    err_clear(&err);
     if (out)
         *out = NULL;
     if (!out) {
-        snprintf(msg, sizeof msg, "zbso_client_new: out is NULL");
-        rc = ZBSO_EINVAL;
+        rc = err_set(&err, ZBSO_EINVAL, "zbso_client_new: out is NULL");
         goto out;
     }
     if (!c) {
-        snprintf(msg, sizeof msg, "out of memory allocating a client");
-        rc = ZBSO_ENOMEM;
+        rc = err_set(&err, ZBSO_ENOMEM, "out of memory allocating a client");
         goto out;
     }
     c->rank = rank;
     snprintf(c->window, sizeof c->window, "zbso.client.%p", (void *)c);
     if (!url || !url[0]) {
-        snprintf(msg, sizeof msg, "no server URL: pass one or set ZEUS_BSO_SERVER_URL");
-        rc = ZBSO_ECONFIG;
+        rc = err_set(&err, ZBSO_ECONFIG, "no server URL: pass one or set ZEUS_BSO_SERVER_URL");
         goto out;
     }
-    if ((rc = transport_retry_timeout_env(&retry_s, &err)) < 0) {
-        snprintf(msg, sizeof msg, "%s", err.msg);
+    if ((rc = transport_retry_timeout_env(&retry_s, &err)) < 0)
         goto out;
-    }
     if (!mon) {
-        if ((rc = zbso_monitor_new(NULL, 0, &c->mon, msg, sizeof msg)) < 0)
+        if ((rc = zbso_monitor_new(NULL, 0, &c->mon, err.msg, sizeof err.msg)) < 0)
             goto out;
         c->owns_monitor = true;
     } else {
         c->mon = mon;
     }
-    if ((rc = build_spec(c, job_spec_json, &spec, msg, sizeof msg)) < 0)
+    if ((rc = build_spec(c, job_spec_json, &spec, &err)) < 0 ||
+        (rc = transport_new(url, getenv("ZEUS_BSO_API_TOKEN"), retry_s, &c->tp, &err)) < 0 ||
+        (rc = register_job(c, &spec, &err)) < 0)
         goto out;
-    if ((rc = transport_new(url, getenv("ZEUS_BSO_API_TOKEN"), retry_s, &c->tp, &err)) < 0) {
-        snprintf(msg, sizeof msg, "%s", err.msg);
-        goto out;
-    }
-    if ((rc = register_job(c, &spec)) < 0) {
-        snprintf(msg, sizeof msg, "%s", c->errmsg);
-        goto out;
-    }
     *out = c;
     c = NULL;
 out:
     if (errbuf && errbuf_len)
-        snprintf(errbuf, errbuf_len, "%s", rc < 0 ? msg : "");
+        snprintf(errbuf, errbuf_len, "%s", rc < 0 ? err.msg : "");
     zbso_client_free(c);
     return rc;
 }
@@ -331,15 +311,15 @@ void zbso_client_free(zbso_client *c)
     free(c);
 }
 
-const char *zbso_client_errmsg(const zbso_client *c) { return c ? c->errmsg : ""; }
+const char *zbso_client_errmsg(const zbso_client *c) { return c ? c->err.msg : ""; }
 
 int zbso_client_set_retry_timeout(zbso_client *c, double seconds)
 {
     if (!c)
         return ZBSO_EINVAL;
     if (!isfinite(seconds) || seconds < 0)
-        return fail(c, ZBSO_EINVAL, "retry timeout %g s is not a number of seconds >= 0",
-                    seconds);
+        return err_set(&c->err, ZBSO_EINVAL,
+                       "retry timeout %g s is not a number of seconds >= 0", seconds);
     transport_set_retry_timeout(c->tp, seconds);
     pthread_mutex_lock(&pending_lock);
     if (c->pending)
@@ -364,39 +344,36 @@ static bool job_has_batch_size(const zbso_client *c, int64_t bs)
 /* The trial the launching driver (`zbso run`) dispatched for this process, from
  * $ZEUS_BSO_JOB_ID (must name this job), $ZEUS_BSO_TRIAL_NUMBER and $ZEUS_BATCH_SIZE.
  * Returns 0, or ZBSO_ECONFIG naming the value. */
-static int trial_from_env(zbso_client *c, zbso_trial_id *tid)
+static int trial_from_env(const zbso_client *c, zbso_trial_id *tid, zbso_err *err)
 {
     const char *env_job = getenv("ZEUS_BSO_JOB_ID");
     int rc;
     if (!env_job || strcmp(env_job, c->job.job_id) != 0)
-        return fail(c, ZBSO_ECONFIG,
-                    "ZEUS_BSO_TRIAL_NUMBER is set but ZEUS_BSO_JOB_ID '%.200s' does not name "
-                    "this job (%s)",
-                    env_job ? env_job : "(unset)", c->job.job_id);
+        return err_set(err, ZBSO_ECONFIG,
+                       "ZEUS_BSO_TRIAL_NUMBER is set but ZEUS_BSO_JOB_ID '%.200s' does not "
+                       "name this job (%s)",
+                       env_job ? env_job : "(unset)", c->job.job_id);
     snprintf(tid->job_id, sizeof tid->job_id, "%s", c->job.job_id);
-    if ((rc = env_positive("ZEUS_BSO_TRIAL_NUMBER", &tid->trial_number, c->errmsg,
-                           sizeof c->errmsg)) < 0 ||
-        (rc = env_positive("ZEUS_BATCH_SIZE", &tid->batch_size, c->errmsg,
-                           sizeof c->errmsg)) < 0)
+    if ((rc = env_positive("ZEUS_BSO_TRIAL_NUMBER", &tid->trial_number, err)) < 0 ||
+        (rc = env_positive("ZEUS_BATCH_SIZE", &tid->batch_size, err)) < 0)
         return rc;
     if (!job_has_batch_size(c, tid->batch_size))
-        return fail(c, ZBSO_ECONFIG, "ZEUS_BATCH_SIZE=%lld is not one of job %s's batch sizes",
-                    (long long)tid->batch_size, c->job.job_id);
+        return err_set(err, ZBSO_ECONFIG,
+                       "ZEUS_BATCH_SIZE=%lld is not one of job %s's batch sizes",
+                       (long long)tid->batch_size, c->job.job_id);
     return 0;
 }
 
 /* GET /jobs/batch_size for the job (its retries cannot dispatch a second trial:
  * protocol.h). Returns 0 with *tid, ZBSO_ERUNTIME (server or network failure, a malformed
  * answer, a batch size the job does not have), ZBSO_ENOMEM. */
-static int trial_from_server(zbso_client *c, zbso_trial_id *tid)
+static int trial_from_server(const zbso_client *c, zbso_trial_id *tid, zbso_err *err)
 {
-    zbso_err err;
-    int rc = protocol_next_batch_size(c->tp, c->job.job_id, tid, &err);
-    if (rc < 0)
-        return fail_request(c, rc, &err);
+    if (protocol_next_batch_size(c->tp, c->job.job_id, tid, err) < 0)
+        return request_failed(err);
     if (!job_has_batch_size(c, tid->batch_size))
-        return fail(c, ZBSO_ERUNTIME, "Zeus server returned a strange batch_size: %lld",
-                    (long long)tid->batch_size);
+        return err_set(err, ZBSO_ERUNTIME, "Zeus server returned a strange batch_size: %lld",
+                       (long long)tid->batch_size);
     return 0;
 }
 
@@ -404,27 +381,29 @@ int zbso_client_get_batch_size(zbso_client *c, int64_t *out)
 {
     const char *env_trial = getenv("ZEUS_BSO_TRIAL_NUMBER");
     zbso_trial_id tid;
+    zbso_err err;
     int rc;
     if (!c || !out)
         return ZBSO_EINVAL;
     if (c->rank != 0)
-        return fail(c, ZBSO_EBADOP,
-                    "Only rank 0 gpu can ask for a batch size (this client has rank %d).",
-                    c->rank);
+        return err_set(&c->err, ZBSO_EBADOP,
+                       "Only rank 0 gpu can ask for a batch size (this client has rank %d).",
+                       c->rank);
     if (c->batch_size != 0) {
         *out = c->batch_size;
         return 0;
     }
     c->cur_epoch = 0;
     if (env_trial && env_trial[0])
-        rc = trial_from_env(c, &tid);
+        rc = trial_from_env(c, &tid, &err);
     else
-        rc = trial_from_server(c, &tid);
+        rc = trial_from_server(c, &tid, &err);
     if (rc < 0)
-        return rc;
+        return fail(c, &err);
     if (pending_add(c, &tid) < 0)
-        return fail(c, ZBSO_ENOMEM, "out of memory arranging for trial %lld to end at exit",
-                    (long long)tid.trial_number);
+        return err_set(&c->err, ZBSO_ENOMEM,
+                       "out of memory arranging for trial %lld to end at exit",
+                       (long long)tid.trial_number);
     c->batch_size = tid.batch_size;
     c->trial_number = tid.trial_number;
     log_info("zbso client: chosen batch size %lld (trial %lld)", (long long)c->batch_size,
@@ -442,26 +421,26 @@ int zbso_client_on_train_begin(zbso_client *c)
         return ZBSO_EINVAL;
     c->training_finished = false;
     if (c->window_open)
-        return fail(c, ZBSO_EORDER, "training already began: call zbso_client_on_evaluate");
+        return err_set(&c->err, ZBSO_EORDER,
+                       "training already began: call zbso_client_on_evaluate");
     if ((rc = zbso_monitor_begin_window(c->mon, c->window)) < 0)
-        return fail(c, rc, "%s", zbso_monitor_errmsg(c->mon));
+        return err_set(&c->err, rc, "%s", zbso_monitor_errmsg(c->mon));
     c->window_open = true;
     return 0;
 }
 
 /* POST /report with the cumulative totals. Returns 0 with *rr, ZBSO_ERUNTIME,
  * ZBSO_ENOMEM. */
-static int report(zbso_client *c, double metric, zbso_report_response *rr)
+static int report(const zbso_client *c, double metric, zbso_report_response *rr,
+                  zbso_err *err)
 {
     zbso_training_result r = {.time = c->running_time_s, .energy = c->consumed_energy_j,
                               .metric = metric, .current_epoch = c->cur_epoch};
-    zbso_err err;
-    int rc;
     snprintf(r.trial.job_id, sizeof r.trial.job_id, "%s", c->job.job_id);
     r.trial.batch_size = c->batch_size;
     r.trial.trial_number = c->trial_number;
-    if ((rc = protocol_report(c->tp, &r, rr, &err)) < 0)
-        return fail_request(c, rc, &err);
+    if (protocol_report(c->tp, &r, rr, err) < 0)
+        return request_failed(err);
     return 0;
 }
 
@@ -469,24 +448,26 @@ int zbso_client_on_evaluate(zbso_client *c, double metric)
 {
     zbso_measurement m;
     zbso_report_response rr;
+    zbso_err err;
     int rc;
     if (!c)
         return ZBSO_EINVAL;
     if (c->batch_size == 0)
-        return fail(c, ZBSO_EORDER, "Call get_batch_size to set the batch size first");
+        return err_set(&c->err, ZBSO_EORDER, "Call get_batch_size to set the batch size first");
     if (c->training_finished)
         return 0;
     if (!isfinite(metric))
-        return fail(c, ZBSO_EINVAL, "metric %g is not a finite number", metric);
+        return err_set(&c->err, ZBSO_EINVAL, "metric %g is not a finite number", metric);
     if (!c->window_open)
-        return fail(c, ZBSO_EORDER, "Call on_train_begin before on_evaluate");
+        return err_set(&c->err, ZBSO_EORDER, "Call on_train_begin before on_evaluate");
     c->window_open = false;
     if ((rc = zbso_monitor_end_window(c->mon, c->window, &m)) < 0)
-        return fail(c, rc, "%s", zbso_monitor_errmsg(c->mon));
+        return err_set(&c->err, rc, "%s", zbso_monitor_errmsg(c->mon));
     c->cur_epoch++;
     c->running_time_s += m.time_s;
     c->consumed_energy_j += m.total_energy_j;
-    rc = report(c, metric, &rr);
+    if ((rc = report(c, metric, &rr, &err)) < 0)
+        fail(c, &err);
     if (rc < 0 || !rr.stop_train) {
         /* Keep measuring: after a failed report the epoch stays counted and the next
          * report carries it in its cumulative totals. */
@@ -494,16 +475,16 @@ int zbso_client_on_evaluate(zbso_client *c, double metric)
         if (brc == 0)
             c->window_open = true;
         else if (rc == 0)
-            return fail(c, brc, "%s", zbso_monitor_errmsg(c->mon));
+            return err_set(&c->err, brc, "%s", zbso_monitor_errmsg(c->mon));
         return rc;
     }
     c->training_finished = true;
     pending_remove(c);
     if (!rr.converged)
-        return fail(c, ZBSO_ETRAINFAIL,
-                    "Train failed: %s This batch size will not be selected again. Please "
-                    "re-launch the training",
-                    rr.message);
+        return err_set(&c->err, ZBSO_ETRAINFAIL,
+                       "Train failed: %s This batch size will not be selected again. Please "
+                       "re-launch the training",
+                       rr.message);
     return 0;
 }
 

@@ -175,7 +175,10 @@ static void test_flow(void **state)
     assert_int_equal(zbso_client_on_train_begin(c), 0);
     assert_int_equal(zbso_client_on_train_begin(c), ZBSO_EORDER);
     assert_int_equal(zbso_client_on_evaluate(c, NAN), ZBSO_EINVAL);
+    assert_string_equal(zbso_client_errmsg(c), "metric nan is not a finite number");
     assert_int_equal(zbso_client_on_evaluate(c, 0.1), 0);
+    /* A call that succeeds leaves the last failure's message. */
+    assert_string_equal(zbso_client_errmsg(c), "metric nan is not a finite number");
     assert_int_equal(zbso_client_training_finished(c), 0);
     clk_sleep_s(0.020);
     assert_int_equal(zbso_client_on_evaluate(c, 0.2), 0);
