@@ -1,7 +1,6 @@
 /* client.c: the batch size optimizer client of SPEC §6, step for step seed 000's
  * BatchSizeOptimizer (register, get_batch_size, on_train_begin, on_evaluate) over the
  * transport and the energy monitor. Runs inside user processes: never aborts. */
-#include <jansson.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -168,73 +167,51 @@ static int env_positive(const char *name, int64_t *out, zbso_err *err)
 }
 
 /* Builds JobSpecFromClient from the caller's JobSpec JSON and the GPU facts of the monitor
- * (seed 000: max_power = floor(max limit mW / 1000) * GPU count), checked by the codec like
- * the server checks it. The GPU fields are the library's to fill: a spec that sets them is
- * refused. $ZEUS_BSO_JOB_ID fills a missing job_id. Returns 0, or ZBSO_ECONFIG / ZBSO_ENOMEM
- * in err. */
-static int build_spec(zbso_client *c, const char *job_spec_json, zbso_job_spec *out,
+ * (seed 000: max_power = floor(max limit mW / 1000) * GPU count), checked as the server
+ * checks it. The GPU fields are the library's to fill: a spec that sets them is refused.
+ * $ZEUS_BSO_JOB_ID fills a missing job_id and must equal a given one. Returns 0, or
+ * ZBSO_ECONFIG naming the value in err. */
+static int build_spec(const zbso_client *c, const char *job_spec_json, zbso_job_spec *out,
                       zbso_err *err)
 {
-    static const char *const gpu_fields[] = {"max_power", "number_of_gpus", "gpu_model"};
     const char *env_job = getenv("ZEUS_BSO_JOB_ID");
-    json_error_t jerr;
-    json_t *obj = NULL, *id;
-    char *text = NULL;
-    zbso_err perr;
-    int rc = ZBSO_ECONFIG;
-    unsigned n_gpus = zbso_monitor_gpu_count(c->mon);
     const char *model = zbso_monitor_gpu_model(c->mon);
-    if (!job_spec_json) {
-        err_set(err, rc, "job spec JSON is NULL");
-        goto out;
-    }
-    obj = json_loadb(job_spec_json, strnlen(job_spec_json, SPEC_JSON_MAX + 1),
-                     JSON_REJECT_DUPLICATES, &jerr);
-    if (!obj || !json_is_object(obj)) {
-        err_set(err, rc, "job spec is not a JSON object: %s",
-                obj ? "another JSON value" : jerr.text);
-        goto out;
-    }
-    for (size_t i = 0; i < sizeof gpu_fields / sizeof gpu_fields[0]; i++)
-        if (json_object_get(obj, gpu_fields[i])) {
-            err_set(err, rc, "job spec sets %s, which the client measures from the GPUs",
-                    gpu_fields[i]);
-            goto out;
-        }
-    if (n_gpus == 0) {
-        err_set(err, rc, "No GPUs detected.");
-        goto out;
-    }
-    id = json_object_get(obj, "job_id");
+    unsigned n_gpus = zbso_monitor_gpu_count(c->mon);
+    codec_spec_given given;
+    zbso_err perr;
+    int rc;
+    if (!job_spec_json)
+        return err_set(err, ZBSO_ECONFIG, "job spec JSON is NULL");
+    rc = codec_job_spec_parse_partial(job_spec_json, strnlen(job_spec_json, SPEC_JSON_MAX + 1),
+                                      out, &given, &perr);
+    if (given.gpu_fact)
+        return err_set(err, ZBSO_ECONFIG,
+                       "job spec sets %s, which the client measures from the GPUs",
+                       given.gpu_fact);
+    if (rc < 0)
+        goto invalid;
+    if (n_gpus == 0)
+        return err_set(err, ZBSO_ECONFIG, "No GPUs detected.");
     if (env_job && env_job[0]) {
-        if (json_is_string(id) && strcmp(json_string_value(id), env_job) != 0) {
-            err_set(err, rc, "job spec job_id '%.200s' differs from ZEUS_BSO_JOB_ID '%.200s'",
-                    json_string_value(id), env_job);
-            goto out;
-        }
-        if (json_object_set_new(obj, "job_id", json_string(env_job)) != 0)
-            goto nomem;
+        if (given.job_id && strcmp(out->job_id, env_job) != 0)
+            return err_set(err, ZBSO_ECONFIG,
+                           "job spec job_id '%.200s' differs from ZEUS_BSO_JOB_ID '%.200s'",
+                           out->job_id, env_job);
+        if (strlen(env_job) >= sizeof out->job_id)
+            return err_set(err, ZBSO_ECONFIG,
+                           "ZEUS_BSO_JOB_ID is %zu bytes long, over the maximum of %zu: "
+                           "'%.40s...'",
+                           strlen(env_job), sizeof out->job_id - 1, env_job);
+        snprintf(out->job_id, sizeof out->job_id, "%s", env_job);
     }
-    if (json_object_set_new(obj, "max_power",
-                            json_real(mon_job_max_power_w(
-                                zbso_monitor_max_power_limit_mw(c->mon), n_gpus))) != 0 ||
-        json_object_set_new(obj, "number_of_gpus", json_integer(n_gpus)) != 0 ||
-        json_object_set_new(obj, "gpu_model", json_string(model ? model : "")) != 0 ||
-        !(text = json_dumps(obj, JSON_COMPACT)))
-        goto nomem;
-    if (codec_job_spec_parse(text, strlen(text), out, &perr) < 0) {
-        err_set(err, rc, "invalid job spec: %s%s%.400s", perr.loc, perr.loc[0] ? ": " : "",
-                perr.msg);
-        goto out;
-    }
-    rc = 0;
-    goto out;
-nomem:
-    rc = err_set(err, ZBSO_ENOMEM, "out of memory building the job spec");
-out:
-    free(text);
-    json_decref(obj);
-    return rc;
+    out->max_power = mon_job_max_power_w(zbso_monitor_max_power_limit_mw(c->mon), n_gpus);
+    out->number_of_gpus = n_gpus;
+    snprintf(out->gpu_model, sizeof out->gpu_model, "%s", model ? model : "");
+    if ((rc = codec_job_spec_check(out, given.job_id, &perr)) == 0)
+        return 0;
+invalid:
+    return err_set(err, ZBSO_ECONFIG, "invalid job spec: %s%s%.400s", perr.loc,
+                   perr.loc[0] ? ": " : "", perr.msg);
 }
 
 /* POST /jobs with spec and keeps the CreatedJob. Returns 0, ZBSO_ERUNTIME (server or

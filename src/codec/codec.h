@@ -21,6 +21,28 @@
  * spec_defaults(); ends with spec_validate(), so batch_sizes come back sorted. */
 int codec_job_spec_parse(const char *buf, size_t len, zbso_job_spec *out, zbso_err *err);
 
+/* What codec_job_spec_parse_partial saw in the text beyond the values it returns. */
+typedef struct codec_spec_given {
+    bool job_id;              /* a job_id string, even "" (which the spec cannot tell from
+                               * none) */
+    const char *gpu_fact;     /* the first of "max_power", "number_of_gpus", "gpu_model" that
+                               * the text sets (even to null), or NULL */
+} codec_spec_given;
+
+/* JobSpecFromClient without its GPU facts (max_power, number_of_gpus, gpu_model): seed
+ * 001's JobSpec as a client library holds it before it adds what it measures (seed 000).
+ * Presence and types as codec_job_spec_parse; the GPU facts are neither required nor
+ * read, and no value is checked: the caller completes *out and calls
+ * codec_job_spec_check. *given is filled whenever the text is a JSON object, even when a
+ * field is wrong. */
+int codec_job_spec_parse_partial(const char *buf, size_t len, zbso_job_spec *out,
+                                 codec_spec_given *given, zbso_err *err);
+
+/* The value checks that end codec_job_spec_parse: spec_validate(), then, when the text
+ * gave a job_id (job_id_given) and s->job_id is "", Zeus's rule that even "" must start
+ * with the prefix (spec_check_job_id). Returns 0 or ZBSO_EINVAL as the parsers do. */
+int codec_job_spec_check(zbso_job_spec *s, bool job_id_given, zbso_err *err);
+
 /* TrainingResult; ends with result_validate(). */
 int codec_training_result_parse(const char *buf, size_t len, zbso_training_result *out,
                                 zbso_err *err);

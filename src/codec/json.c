@@ -214,7 +214,10 @@ static int get_mab_seed(json_t *obj, zbso_job_spec *s, zbso_err *err)
     return 0;
 }
 
-/* Fills s from obj; presence and types only. */
+/* The GPU facts of JobSpecFromClient: what a client measures instead of reading. */
+static const char *const gpu_facts[] = {"max_power", "number_of_gpus", "gpu_model"};
+
+/* Fills s from obj but for the GPU facts; presence and types only. */
 static int job_spec_from_json(json_t *obj, zbso_job_spec *s, zbso_err *err)
 {
     int rc;
@@ -239,11 +242,7 @@ static int job_spec_from_json(json_t *obj, zbso_job_spec *s, zbso_err *err)
                          NULL, err)) < 0 ||
         (rc = get_int(obj, "mab_num_explorations", false, &s->mab_num_explorations,
                       err)) < 0 ||
-        (rc = get_mab_seed(obj, s, err)) < 0 ||
-        (rc = get_double(obj, "max_power", true, false, &s->max_power, NULL, err)) < 0 ||
-        (rc = get_int(obj, "number_of_gpus", true, &s->number_of_gpus, err)) < 0 ||
-        (rc = get_string(obj, "gpu_model", true, false, s->gpu_model, ZBSO_GPU_MODEL_MAX,
-                         err)) < 0)
+        (rc = get_mab_seed(obj, s, err)) < 0)
         return rc;
     /* beta_knob: absent keeps the default (2.0), null disables early stopping. */
     if (json_object_get(obj, "beta_knob"))
@@ -251,22 +250,63 @@ static int job_spec_from_json(json_t *obj, zbso_job_spec *s, zbso_err *err)
     return 0;
 }
 
+/* Fills the GPU facts of s from obj; presence and types only. */
+static int gpu_facts_from_json(json_t *obj, zbso_job_spec *s, zbso_err *err)
+{
+    int rc;
+    if ((rc = get_double(obj, gpu_facts[0], true, false, &s->max_power, NULL, err)) < 0 ||
+        (rc = get_int(obj, gpu_facts[1], true, &s->number_of_gpus, err)) < 0 ||
+        (rc = get_string(obj, gpu_facts[2], true, false, s->gpu_model, ZBSO_GPU_MODEL_MAX,
+                         err)) < 0)
+        return rc;
+    return 0;
+}
+
+/* True when obj's job_id is a string, even "" (a job_id the client gave). */
+static bool gave_job_id(json_t *obj)
+{
+    return json_is_string(json_object_get(obj, "job_id"));
+}
+
+int codec_job_spec_check(zbso_job_spec *s, bool job_id_given, zbso_err *err)
+{
+    int rc = spec_validate(s, err);
+    /* "job_id": "" is a job id that does not start with the prefix (Zeus: 422), not a
+     * request for a generated one (null or absent), which s->job_id cannot tell. */
+    if (rc == 0 && job_id_given && s->job_id[0] == '\0')
+        rc = spec_check_job_id("", s->job_id_prefix, err);
+    return rc;
+}
+
 int codec_job_spec_parse(const char *buf, size_t len, zbso_job_spec *out, zbso_err *err)
 {
     json_t *obj = NULL;
     int rc;
     spec_defaults(out);
+    if ((rc = load_object(buf, len, &obj, err)) < 0 ||
+        (rc = job_spec_from_json(obj, out, err)) < 0 ||
+        (rc = gpu_facts_from_json(obj, out, err)) < 0)
+        goto out;
+    rc = codec_job_spec_check(out, gave_job_id(obj), err);
+out:
+    json_decref(obj);
+    return rc;
+}
+
+int codec_job_spec_parse_partial(const char *buf, size_t len, zbso_job_spec *out,
+                                 codec_spec_given *given, zbso_err *err)
+{
+    json_t *obj = NULL;
+    int rc;
+    spec_defaults(out);
+    memset(given, 0, sizeof *given);
     if ((rc = load_object(buf, len, &obj, err)) < 0)
         goto out;
-    if ((rc = job_spec_from_json(obj, out, err)) < 0)
-        goto out;
-    if ((rc = spec_validate(out, err)) < 0)
-        goto out;
-    /* "job_id": "" is a job id that does not start with the prefix (Zeus: 422), not a
-     * request for a generated one (null or absent), which out->job_id cannot tell. */
-    json_t *id = json_object_get(obj, "job_id");
-    if (json_is_string(id) && json_string_length(id) == 0)
-        rc = spec_check_job_id("", out->job_id_prefix, err);
+    given->job_id = gave_job_id(obj);
+    for (size_t i = sizeof gpu_facts / sizeof gpu_facts[0]; i-- > 0;)
+        if (json_object_get(obj, gpu_facts[i]))
+            given->gpu_fact = gpu_facts[i];
+    rc = job_spec_from_json(obj, out, err);
 out:
     json_decref(obj);
     return rc;

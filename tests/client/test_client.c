@@ -273,6 +273,60 @@ static void test_server_error_message(void **state)
                      ZBSO_ECONFIG);
 }
 
+/* zbso_client_new on the shared server with the spec {base, extra} must fail with
+ * ZBSO_ECONFIG and a message that starts with want. */
+static void refused(const char *extra, const char *want)
+{
+    char s[512], err[ZBSO_ERRBUF_MAX];
+    zbso_client *c = NULL;
+    snprintf(s, sizeof s,
+             "{\"job_id_prefix\":\"chk\",\"batch_sizes\":[8],\"default_batch_size\":8%s}",
+             extra);
+    assert_int_equal(zbso_client_new(NULL, shared_url, s, 0, &c, err, sizeof err),
+                     ZBSO_ECONFIG);
+    assert_null(c);
+    if (strncmp(err, want, strlen(want)) != 0)
+        fail_msg("spec %s: got \"%s\", want \"%s\"", s, err, want);
+}
+
+/* The client's own checks of a spec, before anything is sent: GPU facts are the client's
+ * to measure (set at all, even to a wrong type, is refused), a given job_id "" must start
+ * with the prefix as in Zeus, and $ZEUS_BSO_JOB_ID must equal a given job_id and fit. */
+static void test_spec_checks(void **state)
+{
+    char err[ZBSO_ERRBUF_MAX], long_id[400];
+    zbso_client *c = NULL;
+    refused(",\"number_of_gpus\":\"two\"",
+            "job spec sets number_of_gpus, which the client measures from the GPUs");
+    refused(",\"gpu_model\":null,\"max_epochs\":\"x\"",
+            "job spec sets gpu_model, which the client measures from the GPUs");
+    refused(",\"job_id\":\"\"", "invalid job spec: job_id: Job_id() does not start with "
+                                "prefix(chk).");
+    refused(",\"eta_knob\":2", "invalid job spec: eta_knob: eta_knob should be in range "
+                               "[0,1], got 2.0");
+
+    setenv("ZEUS_BSO_JOB_ID", "chk-env", 1);
+    refused(",\"eta_knob\":2", "invalid job spec: eta_knob: ");
+    refused(",\"job_id\":\"\"", "job spec job_id '' differs from ZEUS_BSO_JOB_ID 'chk-env'");
+    setenv("ZEUS_BSO_JOB_ID", "other-1", 1);
+    refused("", "invalid job spec: job_id: Job_id(other-1) does not start with prefix(chk).");
+    memset(long_id, 'k', sizeof long_id - 1);
+    long_id[sizeof long_id - 1] = '\0';
+    memcpy(long_id, "chk", 3);
+    setenv("ZEUS_BSO_JOB_ID", long_id, 1);
+    refused("", "ZEUS_BSO_JOB_ID is 399 bytes long, over the maximum of 300");
+    /* null is no job_id: the environment's fills it. */
+    setenv("ZEUS_BSO_JOB_ID", "chk-env", 1);
+    assert_int_equal(zbso_client_new(NULL, shared_url,
+                                     "{\"job_id\":null,\"job_id_prefix\":\"chk\","
+                                     "\"batch_sizes\":[8],\"default_batch_size\":8}",
+                                     0, &c, err, sizeof err),
+                     0);
+    assert_string_equal(zbso_client_job_id(c), "chk-env");
+    zbso_client_free(c);
+    unsetenv("ZEUS_BSO_JOB_ID");
+}
+
 /* A server answer with a batch size the job does not have. */
 static void test_strange_batch_size(void **state)
 {
@@ -641,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_order_and_rank),
         cmocka_unit_test(test_train_fail),
         cmocka_unit_test(test_server_error_message),
+        cmocka_unit_test(test_spec_checks),
         cmocka_unit_test(test_strange_batch_size),
         cmocka_unit_test(test_retry_after_and_4xx),
         cmocka_unit_test(test_generated_id_registration_not_repeated),
