@@ -16,6 +16,7 @@
 #include "transport/transport.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "zbso/zbso.h"
 
 #define EXIT_RETRY_TIMEOUT_S 5.0       /* at exit, ending a trial may delay exit this long */
@@ -100,7 +101,7 @@ static void end_pending_trials(void)
                          (long long)e->trial.trial_number, e->trial.job_id, err.msg);
             transport_free(tp);
         }
-        free(e);
+        mem_free(e);
     }
 }
 
@@ -109,7 +110,7 @@ static void end_pending_trials(void)
 static int pending_add(zbso_client *c, const zbso_trial_id *tid)
 {
     const char *token = getenv("ZEUS_BSO_API_TOKEN");
-    pending_end *e = calloc(1, sizeof *e);
+    pending_end *e = mem_calloc(1, sizeof *e);
     int rc = ZBSO_ENOMEM;
     if (!e)
         return rc;
@@ -129,7 +130,7 @@ static int pending_add(zbso_client *c, const zbso_trial_id *tid)
         rc = 0;
     }
     pthread_mutex_unlock(&pending_lock);
-    free(e);
+    mem_free(e);
     return rc;
 }
 
@@ -143,7 +144,7 @@ static void pending_remove(zbso_client *c)
     for (p = &pending_head; *p; p = &(*p)->next)
         if (*p == c->pending) {
             *p = c->pending->next;
-            free(c->pending);
+            mem_free(c->pending);
             break;
         }
     pthread_mutex_unlock(&pending_lock);
@@ -229,7 +230,7 @@ static int register_job(zbso_client *c, const zbso_job_spec *spec, zbso_err *err
 int zbso_client_new(zbso_monitor *mon, const char *server_url, const char *job_spec_json,
                     int rank, zbso_client **out, char *errbuf, size_t errbuf_len)
 {
-    zbso_client *c = calloc(1, sizeof *c);
+    zbso_client *c = mem_calloc(1, sizeof *c);
     zbso_job_spec spec;
     zbso_err err;
     double retry_s;
@@ -285,7 +286,7 @@ void zbso_client_free(zbso_client *c)
         zbso_monitor_free(c->mon);
     transport_free(c->tp);
     free(c->job_json);
-    free(c);
+    mem_free(c);
 }
 
 const char *zbso_client_errmsg(const zbso_client *c) { return c ? c->err.msg : ""; }

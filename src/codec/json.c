@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "core/spec.h"
+#include "util/mem.h"
 
 /* Decoding: duplicate keys are refused because which copy wins would be a guess; any
  * top-level value is parsed so a non-object body gets a message naming what it was. */
@@ -413,13 +414,13 @@ static json_t *text_string(const char *text)
     if (v)
         return v;
     size_t n = strlen(text);
-    char *copy = malloc(n + 1);
+    char *copy = mem_malloc(n + 1);
     if (!copy)
         return NULL;
     for (size_t i = 0; i <= n; i++)
         copy[i] = (unsigned char)text[i] >= 0x80 ? '?' : text[i];
     v = json_string(copy);
-    free(copy);
+    mem_free(copy);
     return v;
 }
 

@@ -9,6 +9,7 @@
 #include "monitor/monitor.h"
 #include "monitor/monitorInt.h"
 #include "util/clock.h"
+#include "util/mem.h"
 
 #define DEFAULT_NVML_LIBRARY "libnvidia-ml.so.1"
 
@@ -202,7 +203,7 @@ int zbso_monitor_new(const int *gpu_indices, size_t n_gpus, zbso_monitor **out,
                      out == NULL ? "out" : "gpu_indices");
         goto out;
     }
-    mon = calloc(1, sizeof *mon);
+    mon = mem_calloc(1, sizeof *mon);
     if (mon == NULL) {
         rc = err_set(&err, ZBSO_ENOMEM, "out of memory allocating a monitor (%zu bytes)",
                      sizeof *mon);
@@ -242,7 +243,7 @@ void zbso_monitor_free(zbso_monitor *mon)
     mon_sampler_stop(&mon->sampler);
     mon_edge_pool_stop(&mon->pool);
     nvml_lib_close(&mon->nvml);
-    free(mon);
+    mem_free(mon);
 }
 
 const char *zbso_monitor_errmsg(const zbso_monitor *mon)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "codec/codec.h"
+#include "util/mem.h"
 
 /* Checks the answer to what: rc is the codec's verdict on a non-empty body. Returns 0, or
  * ZBSO_ERUNTIME naming the request and what was wrong with the answer. */
@@ -52,7 +53,7 @@ int protocol_next_batch_size(transport *t, const char *job_id, zbso_trial_id *ou
     if (!id)
         return err_set(err, ZBSO_ENOMEM, "out of memory escaping job id %.300s", job_id);
     snprintf(path, sizeof path, "/jobs/batch_size?job_id=%s", id);
-    free(id);
+    mem_free(id);
     if ((rc = transport_key_new(key, err)) < 0 ||
         (rc = transport_request(t, &req, &resp, err)) < 0)
         return rc;

@@ -20,6 +20,7 @@
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #define BACKOFF_FIRST_S 0.1
 #define BACKOFF_MAX_S 5.0
@@ -94,7 +95,7 @@ int transport_new(const char *base_url, const char *token, double retry_timeout_
                        curl_easy_strerror(curl_init_rc));
     rc = err_set(err, ZBSO_ENOMEM, "out of memory opening a connection to %.*s",
                  (int)(n < 300 ? n : 300), base_url);
-    if (!(t = calloc(1, sizeof *t)) || !(t->curl = curl_easy_init()))
+    if (!(t = mem_calloc(1, sizeof *t)) || !(t->curl = curl_easy_init()))
         goto out;
     memcpy(t->base, base_url, n);
     t->base[n] = '\0';
@@ -139,7 +140,7 @@ void transport_free(transport *t)
         curl_easy_cleanup(t->curl);
     curl_slist_free_all(t->headers);
     buf_free(&t->body);
-    free(t);
+    mem_free(t);
 }
 
 void transport_set_retry_timeout(transport *t, double seconds) { t->retry_timeout_s = seconds; }
@@ -191,7 +192,7 @@ int transport_key_new(char *key, zbso_err *err)
 char *transport_escape(const char *s)
 {
     char *e = curl_easy_escape(NULL, s, 0);
-    char *copy = e ? strdup(e) : NULL;
+    char *copy = e ? mem_strdup(e) : NULL;
     curl_free(e);
     return copy;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/mem.h"
 #include "zbso/zbso.h"
 
 #define FIRST_ALLOC 64      /* bytes of a buffer's first allocation, at least */
@@ -21,7 +22,7 @@ void buf_init(zbso_buf *b, size_t max)
 
 void buf_free(zbso_buf *b)
 {
-    free(b->p);
+    mem_free(b->p);
     b->p = NULL;
     b->len = 0;
     b->cap = 0;
@@ -46,7 +47,7 @@ static int reserve(zbso_buf *b, size_t want)
         cap = cap > limit / 2 ? limit : cap * 2;
     if (cap > limit)
         cap = limit;
-    char *p = realloc(b->p, cap);
+    char *p = mem_realloc(b->p, cap);
     if (p == NULL) {
         buf_free(b);
         return ZBSO_ENOMEM;
