@@ -171,7 +171,7 @@ static int env_positive(const char *name, int64_t *out, zbso_err *err)
  * (seed 000: max_power = floor(max limit mW / 1000) * GPU count), checked as the server
  * checks it. The GPU fields are the library's to fill: a spec that sets them is refused.
  * $ZEUS_BSO_JOB_ID fills a missing job_id and must equal a given one. Returns 0, or
- * ZBSO_ECONFIG naming the value in err. */
+ * ZBSO_ECONFIG naming the value (or ZBSO_ENOMEM) in err. */
 static int build_spec(const zbso_client *c, const char *job_spec_json, zbso_job_spec *out,
                       zbso_err *err)
 {
@@ -185,6 +185,8 @@ static int build_spec(const zbso_client *c, const char *job_spec_json, zbso_job_
         return err_set(err, ZBSO_ECONFIG, "job spec JSON is NULL");
     rc = codec_job_spec_parse_partial(job_spec_json, strnlen(job_spec_json, SPEC_JSON_MAX + 1),
                                       out, &given, &perr);
+    if (rc == ZBSO_ENOMEM)
+        return err_set(err, rc, "out of memory reading the job spec");
     if (given.gpu_fact)
         return err_set(err, ZBSO_ECONFIG,
                        "job spec sets %s, which the client measures from the GPUs",

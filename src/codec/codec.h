@@ -15,7 +15,10 @@
  * integral: 256.0 is 256, 256.5 is refused), ignores unknown fields, then runs the value
  * checks of core/spec.h. Returns 0 with *out filled, or ZBSO_EINVAL with err->where =
  * "body", err->loc = the field ("" when the body as a whole is wrong: malformed JSON, not
- * an object) and a message naming the value. *out is unspecified on failure. */
+ * an object) and a message naming the value, or ZBSO_ENOMEM. *out is unspecified on
+ * failure. jansson 2.14 reports some allocation failures of its lexer as syntax errors
+ * (ZBSO_EINVAL) or, failing to grow a token, drops one of its bytes (upstream issue
+ * #362; docs/internals/MEM.md). */
 
 /* JobSpecFromClient (also reads a CreatedJob: job_id is then set). Starts from
  * spec_defaults(); ends with spec_validate(), so batch_sizes come back sorted. */
@@ -55,9 +58,10 @@ int codec_trial_id_parse(const char *buf, size_t len, zbso_trial_id *out, zbso_e
 int codec_report_response_parse(const char *buf, size_t len, zbso_report_response *out,
                                 zbso_err *err);
 
-/* Emitters. Each returns a NUL-terminated compact JSON text allocated with malloc (the
- * caller frees it) and stores its length in *len when len is not NULL. Returns NULL only
- * when memory runs out or a double is not finite (which validated values never are). */
+/* Emitters. Each returns a NUL-terminated compact JSON text allocated with malloc
+ * (util/mem; the caller frees it) and stores its length in *len when len is not NULL.
+ * Returns NULL only when memory runs out or a double is not finite (which validated
+ * values never are). */
 
 /* The spec as seed 001 spells it, every field present: job_id (null when empty),
  * beta_knob and mab_seed null when absent, doubles with 17 significant digits so they

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "core/spec.h"
+#include "util/buf.h"
 #include "util/mem.h"
 
 /* Decoding: duplicate keys are refused because which copy wins would be a guess; any
@@ -18,11 +19,45 @@
 #define DECODE_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
 #define DUMP_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(17))
 #define DESCRIBE_MAX 80 /* bytes of a JSON value quoted in a message */
+#define DUMP_MAX (1 << 24) /* bytes of any text written: far above the largest value */
+
+/* Where dump_text writes: a buffer, and whether an append failed. */
+typedef struct dump_sink {
+    zbso_buf buf;
+    bool failed;
+} dump_sink;
+
+/* jansson's dump callback: appends to the sink; after one failure every later append
+ * fails too, so text after a lost piece is never kept. */
+static int dump_append(const char *data, size_t size, void *arg)
+{
+    dump_sink *d = arg;
+    if (d->failed || buf_addn(&d->buf, data, size) < 0) {
+        d->failed = true;
+        return -1;
+    }
+    return 0;
+}
+
+/* v as JSON text in a string from mem_malloc (the caller frees it; *len, when not NULL,
+ * its length), or NULL when memory runs out, the text would pass DUMP_MAX or v cannot be
+ * written. Not json_dumps: jansson 2.14 ignores a failure to append an object key, so
+ * under memory pressure json_dumps returns the text with the key left out. */
+static char *dump_text(const json_t *v, size_t flags, size_t *len)
+{
+    dump_sink d = {.failed = false};
+    buf_init(&d.buf, DUMP_MAX);
+    if (json_dump_callback(v, dump_append, &d, flags) != 0 || d.failed) {
+        buf_free(&d.buf);
+        return NULL;
+    }
+    return buf_take(&d.buf, len);
+}
 
 /* Writes a short compact rendering of v into buf (cut with "..." past DESCRIBE_MAX). */
 static void describe(const json_t *v, char *buf, size_t cap)
 {
-    char *text = json_dumps(v, JSON_ENCODE_ANY | DUMP_FLAGS);
+    char *text = dump_text(v, JSON_ENCODE_ANY | DUMP_FLAGS, NULL);
     if (!text) {
         snprintf(buf, cap, "(unprintable)");
         return;
@@ -31,7 +66,7 @@ static void describe(const json_t *v, char *buf, size_t cap)
         snprintf(buf, cap, "%.*s...", DESCRIBE_MAX, text);
     else
         snprintf(buf, cap, "%s", text);
-    free(text);
+    mem_free(text);
 }
 
 /* Fails with "<field> must be <what>, got <value>". Returns ZBSO_EINVAL. */
@@ -43,13 +78,19 @@ static int type_error(zbso_err *err, const char *field, const char *what, const 
                          what, got);
 }
 
-/* Parses buf into a JSON object in *out (caller decrefs). Returns 0, or ZBSO_EINVAL for
- * malformed JSON (jansson's text and position) or a body that is not an object. */
+/* Parses buf into a JSON object in *out (caller decrefs). Returns 0, ZBSO_EINVAL for
+ * malformed JSON (jansson's text and position) or a body that is not an object, or
+ * ZBSO_ENOMEM. */
 static int load_object(const char *buf, size_t len, json_t **out, zbso_err *err)
 {
     json_error_t jerr;
     json_t *root = json_loadb(buf ? buf : "", buf ? len : 0, DECODE_FLAGS, &jerr);
     *out = NULL;
+    /* jansson gives no text (or says so) when an allocation failed. It may also report
+     * one as a syntax error: in the lexer its allocations fail as bad tokens. */
+    if (!root && (!jerr.text[0] || json_error_code(&jerr) == json_error_out_of_memory))
+        return err_set_field(err, ZBSO_ENOMEM, "body", NULL,
+                             "out of memory parsing %zu bytes of JSON", len);
     if (!root)
         return err_set_field(err, ZBSO_EINVAL, "body", NULL,
                              "malformed JSON at line %d, column %d (byte %d): %s",
@@ -424,13 +465,11 @@ static json_t *text_string(const char *text)
     return v;
 }
 
-/* Serializes obj (consumed) to a malloc'd string. NULL on failure. */
+/* Serializes obj (consumed) to a string from mem_malloc. NULL on failure. */
 static char *finish(json_t *obj, bool ok, size_t *len)
 {
-    char *text = ok && obj ? json_dumps(obj, DUMP_FLAGS) : NULL;
+    char *text = ok && obj ? dump_text(obj, DUMP_FLAGS, len) : NULL;
     json_decref(obj);
-    if (text && len)
-        *len = strlen(text);
     return text;
 }
 

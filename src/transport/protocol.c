@@ -7,8 +7,9 @@
 #include "codec/codec.h"
 #include "util/mem.h"
 
-/* Checks the answer to what: rc is the codec's verdict on a non-empty body. Returns 0, or
- * ZBSO_ERUNTIME naming the request and what was wrong with the answer. */
+/* Checks the answer to what: rc is the codec's verdict on a non-empty body. Returns 0,
+ * ZBSO_ENOMEM when memory ran out reading it, or ZBSO_ERUNTIME naming the request and what
+ * was wrong with the answer. */
 static int check_answer(int rc, const transport_resp *resp, const char *what,
                         const char *expected, zbso_err *err)
 {
@@ -17,6 +18,8 @@ static int check_answer(int rc, const transport_resp *resp, const char *what,
         return err_set(err, ZBSO_ERUNTIME, "Zeus server answered %s with an empty body", what);
     if (rc == 0)
         return 0;
+    if (rc == ZBSO_ENOMEM)
+        return err_set(err, rc, "out of memory reading the answer to %s", what);
     snprintf(msg, sizeof msg, "%s", err->msg);
     return err_set(err, ZBSO_ERUNTIME, "Zeus server answered %s with an invalid %s: %.400s",
                    what, expected, msg);

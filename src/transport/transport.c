@@ -251,30 +251,35 @@ static bool lost(CURLcode cc)
 
 /* One attempt: sets the method, body, headers and timeouts and performs the transfer.
  * The connect timeout is cut to the retry time left (but at least CONNECT_TIMEOUT_MIN_S)
- * so a host that drops packets does not hold the caller far past its retry budget. */
+ * so a host that drops packets does not hold the caller far past its retry budget. curl
+ * copies the URL and a custom method, so setting them can fail for want of memory: the
+ * attempt then ends there (CURLE_OUT_OF_MEMORY), since curl would send the request
+ * without a URL or with its default method. */
 static CURLcode attempt(transport *t, const transport_req *req, const char *url,
                         struct curl_slist *headers, double left_s, char *curl_msg)
 {
     double connect_s = fmax(CONNECT_TIMEOUT_MIN_S, fmin(CONNECT_TIMEOUT_MAX_S, left_s));
+    bool get = strcmp(req->method, "GET") == 0;
     buf_reset(&t->body);
     t->body_rc = 0;
     curl_msg[0] = '\0';
-    curl_easy_setopt(t->curl, CURLOPT_URL, url);
     curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(t->curl, CURLOPT_ERRORBUFFER, curl_msg);
     curl_easy_setopt(t->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect_s * 1000));
     curl_easy_setopt(t->curl, CURLOPT_TIMEOUT_MS, (long)(t->request_timeout_s * 1000));
-    if (strcmp(req->method, "GET") == 0) {
-        curl_easy_setopt(t->curl, CURLOPT_CUSTOMREQUEST, NULL);
-        curl_easy_setopt(t->curl, CURLOPT_HTTPGET, 1L);
-    } else {
+    if (!get) {
         curl_easy_setopt(t->curl, CURLOPT_POSTFIELDS, req->body ? req->body : "");
         curl_easy_setopt(t->curl, CURLOPT_POSTFIELDSIZE,
                          (long)(req->body ? strlen(req->body) : 0));
-        curl_easy_setopt(t->curl, CURLOPT_CUSTOMREQUEST,
-                         strcmp(req->method, "POST") == 0 ? NULL : req->method);
+    } else {
+        curl_easy_setopt(t->curl, CURLOPT_HTTPGET, 1L);
     }
-    CURLcode cc = curl_easy_perform(t->curl);
+    CURLcode cc = curl_easy_setopt(t->curl, CURLOPT_URL, url);
+    if (cc == CURLE_OK)
+        cc = curl_easy_setopt(t->curl, CURLOPT_CUSTOMREQUEST,
+                              get || strcmp(req->method, "POST") == 0 ? NULL : req->method);
+    if (cc == CURLE_OK)
+        cc = curl_easy_perform(t->curl);
     curl_easy_setopt(t->curl, CURLOPT_ERRORBUFFER, NULL);
     return cc;
 }
@@ -328,6 +333,10 @@ int transport_request(transport *t, const transport_req *req, transport_resp *re
             again = req->retry == TRANSPORT_IDEMPOTENT &&
                     (status == 502 || status == 503 || status == 504);
             curl_easy_getinfo(t->curl, CURLINFO_RETRY_AFTER, &retry_after);
+        } else if (cc == CURLE_OUT_OF_MEMORY || t->body_rc == ZBSO_ENOMEM) {
+            snprintf(last, sizeof last, "%s %.200s: out of memory", req->method, url);
+            code = ZBSO_ENOMEM;
+            again = false;
         } else if (t->body_rc == ZBSO_ETOOBIG) {
             snprintf(last, sizeof last, "%s %.200s: the response body is over the %d byte "
                      "limit", req->method, url, TRANSPORT_BODY_MAX);

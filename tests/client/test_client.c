@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "fake_http.h"
+#include "serve.h"
 #include "util/clock.h"
 #include "zbso/zbso.h"
 
@@ -40,57 +41,6 @@ static pid_t shared_pid;
 static char shared_url[64];
 
 /* ---- helpers --------------------------------------------------------------------- */
-
-/* Execs `zbso serve` on db (a file under tmpdir) and port; never returns. */
-static void exec_server(const char *db, int port, const char *log)
-{
-    char url[256], port_s[16];
-    FILE *f = fopen(log, "a");
-    if (f) {
-        dup2(fileno(f), 1);
-        dup2(fileno(f), 2);
-    }
-    snprintf(url, sizeof url, "sqlite:///%s/%s", tmpdir, db);
-    snprintf(port_s, sizeof port_s, "%d", port);
-    unsetenv("ZEUS_BSO_API_TOKEN");
-    execl(getenv("ZBSO_BIN"), "zbso", "serve", "--host", "127.0.0.1", "--port", port_s,
-          "--db", url, (char *)NULL);
-    _exit(127);
-}
-
-/* Starts a server and waits (10 s at most) for its "listening" line. Returns its port. */
-static int server_start(const char *db, int port, pid_t *pid)
-{
-    char log[128], line[512];
-    const char *tag = "zbso serve listening on http://127.0.0.1:";
-    snprintf(log, sizeof log, "%s/%s.%d.log", tmpdir, db, (int)time(NULL));
-    unlink(log);
-    *pid = fork();
-    assert_true(*pid >= 0);
-    if (*pid == 0)
-        exec_server(db, port, log);
-    for (int i = 0; i < 1000; i++) {
-        FILE *f = fopen(log, "r");
-        while (f && fgets(line, sizeof line, f)) {
-            char *p = strstr(line, tag);
-            if (p) {
-                fclose(f);
-                return (int)strtol(p + strlen(tag), NULL, 10);
-            }
-        }
-        if (f)
-            fclose(f);
-        clk_sleep_s(0.010);
-    }
-    fail_msg("zbso serve did not start; see %s", log);
-    return -1;
-}
-
-static void server_kill(pid_t pid, int sig)
-{
-    kill(pid, sig);
-    waitpid(pid, NULL, 0);
-}
 
 static void spec(char *buf, size_t cap, const char *job_id, const char *prefix, int epochs)
 {
@@ -490,20 +440,20 @@ static void test_server_restart(void **state)
     pid_t pid, helper;
     char url[64];
     int64_t bs = 0;
-    int port = server_start("restart.db", 0, &pid);
+    int port = serve_start(tmpdir, "restart.db", 0, &pid);
     snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
     zbso_client *c = client_for(url, "restart-1", "restart", 5, 0);
     assert_int_equal(zbso_client_get_batch_size(c, &bs), 0);
     assert_int_equal(zbso_client_on_train_begin(c), 0);
     assert_int_equal(zbso_client_on_evaluate(c, 0.1), 0);
-    server_kill(pid, SIGKILL);
+    serve_stop(pid, SIGKILL);
     helper = fork();
     assert_true(helper >= 0);
     if (helper == 0) {
         char log[128];
         snprintf(log, sizeof log, "%s/restart.db.again.log", tmpdir);
         clk_sleep_s(1.0);
-        exec_server("restart.db", port, log);
+        serve_exec(tmpdir, "restart.db", port, log);
     }
     double t0 = clk_mono_s();
     int rc = zbso_client_on_evaluate(c, 0.9);
@@ -513,7 +463,7 @@ static void test_server_restart(void **state)
     assert_int_equal(zbso_client_training_finished(c), 1);
     assert_true(took >= 0.9);
     zbso_client_free(c);
-    server_kill(helper, SIGTERM);
+    serve_stop(helper, SIGTERM);
 }
 
 /* The server gone for good: ZBSO_ERUNTIME once the retry timeout is spent. */
@@ -522,14 +472,14 @@ static void test_server_gone(void **state)
     pid_t pid;
     char url[64], s[512], err[ZBSO_ERRBUF_MAX];
     int64_t bs = 0;
-    int port = server_start("gone.db", 0, &pid);
+    int port = serve_start(tmpdir, "gone.db", 0, &pid);
     snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
     zbso_client *c = client_for(url, "gone-1", "gone", 5, 0);
     assert_int_equal(zbso_client_set_retry_timeout(c, -1), ZBSO_EINVAL);
     assert_int_equal(zbso_client_set_retry_timeout(c, 2), 0);
     assert_int_equal(zbso_client_get_batch_size(c, &bs), 0);
     assert_int_equal(zbso_client_on_train_begin(c), 0);
-    server_kill(pid, SIGKILL);
+    serve_stop(pid, SIGKILL);
     double t0 = clk_mono_s();
     assert_int_equal(zbso_client_on_evaluate(c, 0.1), ZBSO_ERUNTIME);
     double took = clk_mono_s() - t0;
@@ -666,15 +616,9 @@ static int setup(void **state)
     snprintf(tmpdir, sizeof tmpdir, "/tmp/zbso-client-XXXXXX");
     if (!mkdtemp(tmpdir))
         return -1;
-    unsetenv("ZEUS_BSO_SERVER_URL");
-    unsetenv("ZEUS_BSO_JOB_ID");
-    unsetenv("ZEUS_BSO_TRIAL_NUMBER");
-    unsetenv("ZEUS_BATCH_SIZE");
-    unsetenv("ZEUS_BSO_API_TOKEN");
-    unsetenv("ZBSO_CLIENT_RETRY_TIMEOUT");
-    unsetenv("CUDA_VISIBLE_DEVICES");
+    serve_clean_env();
     setenv("FAKE_NVML_GPUS", "1", 1);
-    shared_port = server_start("shared.db", 0, &shared_pid);
+    shared_port = serve_start(tmpdir, "shared.db", 0, &shared_pid);
     snprintf(shared_url, sizeof shared_url, "http://127.0.0.1:%d", shared_port);
     return 0;
 }
@@ -682,7 +626,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     char cmd[128];
-    server_kill(shared_pid, SIGTERM);
+    serve_stop(shared_pid, SIGTERM);
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     return system(cmd) == 0 ? 0 : -1;
 }
