@@ -642,11 +642,25 @@ static int dump_json(json_t *j, char out[REQ_MAX])
     return 0;
 }
 
+/* Starts method path with the JSON body j (consumed) as phase ph on endpoint ep, or fails
+ * the worker naming what when the body cannot be written. */
+static void send_json(struct worker *w, enum phase ph, enum endpoint ep, const char *method,
+                      const char *path, json_t *j, const char *what)
+{
+    char body[REQ_MAX];
+    if (dump_json(j, body) != 0) {
+        worker_fail(w, "cannot build %s (out of memory or over %d bytes)", what, REQ_MAX);
+        return;
+    }
+    snprintf(w->path, sizeof w->path, "%s", path);
+    w->phase = ph;
+    request(w, ep, method, body);
+}
+
 /* Starts POST /jobs for w. */
 static void register_job(struct worker *w)
 {
     const struct options *o = w->opt;
-    char body[REQ_MAX];
     json_t *bs = json_array();
     for (size_t i = 0; bs != NULL && i < o->n_batch_sizes; i++)
         json_array_append_new(bs, json_integer(o->batch_sizes[i]));
@@ -659,14 +673,7 @@ static void register_job(struct worker *w)
         "max_epochs", (json_int_t)o->max_epochs, "window_size", (json_int_t)o->window_size,
         "mab_seed", (json_int_t)w->k, "max_power", o->max_power_w,
         "number_of_gpus", (json_int_t)o->number_of_gpus, "gpu_model", o->gpu_model);
-    if (dump_json(spec, body) != 0) {
-        worker_fail(w, "cannot build the job spec body (out of memory or over %d bytes)",
-                    REQ_MAX);
-        return;
-    }
-    snprintf(w->path, sizeof w->path, "/jobs");
-    w->phase = PH_REGISTER;
-    request(w, EP_REGISTER, "POST", body);
+    send_json(w, PH_REGISTER, EP_REGISTER, "POST", "/jobs", spec, "the job spec body");
 }
 
 /* Starts the next trial with GET /jobs/batch_size, or ends the job once the run is over. */
@@ -684,16 +691,9 @@ static void next_trial(struct worker *w)
 /* Starts PATCH /trials for the current trial. */
 static void end_trial(struct worker *w)
 {
-    char body[REQ_MAX];
     json_t *j = json_pack("{s:s, s:I, s:I}", "job_id", w->job_id, "batch_size",
                           (json_int_t)w->bs, "trial_number", (json_int_t)w->trial);
-    if (dump_json(j, body) != 0) {
-        worker_fail(w, "cannot build a trial id body");
-        return;
-    }
-    snprintf(w->path, sizeof w->path, "/trials");
-    w->phase = PH_END;
-    request(w, EP_END, "PATCH", body);
+    send_json(w, PH_END, EP_END, "PATCH", "/trials", j, "a trial id body");
 }
 
 /* Trains one more epoch of the current trial and starts its POST /report; on SIGINT it ends
@@ -701,7 +701,6 @@ static void end_trial(struct worker *w)
 static void next_epoch(struct worker *w)
 {
     const struct options *o = w->opt;
-    char body[REQ_MAX];
     if (atomic_load(&stop_requested)) {
         w->cut++;
         end_trial(w);
@@ -722,13 +721,7 @@ static void next_epoch(struct worker *w)
                           (json_int_t)w->trial, "time", w->time_s, "energy", w->energy_j,
                           "metric", model_metric(&w->m, w->epoch), "current_epoch",
                           (json_int_t)w->epoch);
-    if (dump_json(j, body) != 0) {
-        worker_fail(w, "cannot build a report body");
-        return;
-    }
-    snprintf(w->path, sizeof w->path, "/report");
-    w->phase = PH_REPORT;
-    request(w, EP_REPORT, "POST", body);
+    send_json(w, PH_REPORT, EP_REPORT, "POST", "/report", j, "a report body");
 }
 
 /* Records the answer that on_readable completed and moves the job on: a job registers,

@@ -45,22 +45,29 @@ static int time_pairs(zbso_monitor *mon, int pairs, double *med_ms, double *p90_
     return 0;
 }
 
+/* Opens a monitor on GPUs 0..n-1 (all visible when n is 0) into *mon. Returns 0, or the
+ * code after printing the message. */
+static int open_monitor(int n, zbso_monitor **mon)
+{
+    int idx[ZBSO_MAX_GPUS];
+    char eb[ZBSO_ERRBUF_MAX];
+    for (int i = 0; i < n; i++)
+        idx[i] = i;
+    int rc = zbso_monitor_new(n > 0 ? idx : NULL, (size_t)n, mon, eb, sizeof eb);
+    if (rc < 0)
+        fprintf(stderr, "zbso-monitor-bench: %s\n", eb);
+    return rc;
+}
+
 /* Opens a monitor on GPUs 0..n-1 (all visible when n is 0), prints one line of figures
  * and leaves the median in *med_ms and the GPU count in *n_out. Returns 0 or the code. */
 static int run_case(int n, int pairs, double *med_ms, unsigned *n_out)
 {
-    int idx[ZBSO_MAX_GPUS];
-    char eb[ZBSO_ERRBUF_MAX];
     zbso_monitor *mon = NULL;
     double p90, min;
-
-    for (int i = 0; i < n; i++)
-        idx[i] = i;
-    int rc = zbso_monitor_new(n > 0 ? idx : NULL, (size_t)n, &mon, eb, sizeof eb);
-    if (rc < 0) {
-        fprintf(stderr, "zbso-monitor-bench: %s\n", eb);
+    int rc = open_monitor(n, &mon);
+    if (rc < 0)
         return rc;
-    }
     *n_out = zbso_monitor_gpu_count(mon);
     rc = time_pairs(mon, pairs, med_ms, &p90, &min);
     if (rc == 0)
@@ -75,18 +82,11 @@ static int run_case(int n, int pairs, double *med_ms, unsigned *n_out)
  * GPU: a sanity check that the readings are plausible on real hardware. */
 static int run_window(int n, double seconds)
 {
-    int idx[ZBSO_MAX_GPUS];
-    char eb[ZBSO_ERRBUF_MAX];
     zbso_monitor *mon = NULL;
     zbso_measurement m;
-
-    for (int i = 0; i < n; i++)
-        idx[i] = i;
-    int rc = zbso_monitor_new(n > 0 ? idx : NULL, (size_t)n, &mon, eb, sizeof eb);
-    if (rc < 0) {
-        fprintf(stderr, "zbso-monitor-bench: %s\n", eb);
+    int rc = open_monitor(n, &mon);
+    if (rc < 0)
         return rc;
-    }
     rc = zbso_monitor_begin_window(mon, "window");
     if (rc == 0) {
         clk_sleep_s(seconds);

@@ -25,18 +25,27 @@ static int check_answer(int rc, const transport_resp *resp, const char *what,
                    what, expected, msg);
 }
 
+/* Sends method path with body, a codec text that send_body frees (NULL: the codec ran
+ * out of memory encoding what). Returns transport_request's result, or ZBSO_ENOMEM. */
+static int send_body(transport *t, const char *method, const char *path, char *body,
+                     transport_retry retry, const char *what, transport_resp *resp,
+                     zbso_err *err)
+{
+    transport_req req = {method, path, body, retry, NULL};
+    if (!body)
+        return err_set(err, ZBSO_ENOMEM, "out of memory encoding %s", what);
+    int rc = transport_request(t, &req, resp, err);
+    free(body);
+    return rc;
+}
+
 int protocol_register_job(transport *t, const zbso_job_spec *spec, zbso_job_spec *out,
                           zbso_err *err)
 {
     transport_resp resp;
-    char *body = codec_job_spec_dump(spec, NULL);
-    transport_req req = {"POST", "/jobs", body,
-                         spec->job_id[0] ? TRANSPORT_IDEMPOTENT : TRANSPORT_RETRY_IF_UNSENT,
-                         NULL};
-    if (!body)
-        return err_set(err, ZBSO_ENOMEM, "out of memory encoding the job spec");
-    int rc = transport_request(t, &req, &resp, err);
-    free(body);
+    int rc = send_body(t, "POST", "/jobs", codec_job_spec_dump(spec, NULL),
+                       spec->job_id[0] ? TRANSPORT_IDEMPOTENT : TRANSPORT_RETRY_IF_UNSENT,
+                       "the job spec", &resp, err);
     if (rc < 0)
         return rc;
     rc = resp.len ? codec_job_spec_parse(resp.body, resp.len, out, err) : 0;
@@ -68,12 +77,8 @@ int protocol_report(transport *t, const zbso_training_result *r, zbso_report_res
                     zbso_err *err)
 {
     transport_resp resp;
-    char *body = codec_training_result_dump(r, NULL);
-    transport_req req = {"POST", "/report", body, TRANSPORT_IDEMPOTENT, NULL};
-    if (!body)
-        return err_set(err, ZBSO_ENOMEM, "out of memory encoding the training result");
-    int rc = transport_request(t, &req, &resp, err);
-    free(body);
+    int rc = send_body(t, "POST", "/report", codec_training_result_dump(r, NULL),
+                       TRANSPORT_IDEMPOTENT, "the training result", &resp, err);
     if (rc < 0)
         return rc;
     rc = resp.len ? codec_report_response_parse(resp.body, resp.len, out, err) : 0;
@@ -83,11 +88,6 @@ int protocol_report(transport *t, const zbso_training_result *r, zbso_report_res
 int protocol_end_trial(transport *t, const zbso_trial_id *trial, zbso_err *err)
 {
     transport_resp resp;
-    char *body = codec_trial_id_dump(trial, NULL);
-    transport_req req = {"PATCH", "/trials", body, TRANSPORT_IDEMPOTENT, NULL};
-    if (!body)
-        return err_set(err, ZBSO_ENOMEM, "out of memory encoding the trial id");
-    int rc = transport_request(t, &req, &resp, err);
-    free(body);
-    return rc;
+    return send_body(t, "PATCH", "/trials", codec_trial_id_dump(trial, NULL),
+                     TRANSPORT_IDEMPOTENT, "the trial id", &resp, err);
 }
