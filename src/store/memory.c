@@ -569,6 +569,7 @@ static int m_open(const char *url, const store_options *opt, store **out, zbso_e
         goto out;
     }
     st->base.backend = &store_memory_backend;
+    st->base.shown = "memory://";
     store_ops_read_only(&mem_ops, &st->read_ops);
     pthread_mutex_init(&st->mu, NULL);
     *out = &st->base;
@@ -629,24 +630,15 @@ static int m_exec_read(store *base, store_work_fn fn, void *arg, zbso_err *err)
     return rc;
 }
 
-static int m_schema_version(store *st, int *out, zbso_err *err)
+/* Process memory has one schema, version 1, always current: the plan sees it as found
+ * and can only keep it. */
+static int m_schema_run(store *st, store_schema_plan_fn plan, void *ctx, zbso_err *err)
 {
-    *out = 1;
-    return 0;
-}
-
-/* Process memory has one schema, always current: version 0 or 1 succeed, others fail. */
-static int m_migrate(store *st, int to, zbso_err *err)
-{
-    if (to != 0 && to != 1)
-        return err_set(err, ZBSO_EINVAL, "memory:// has schema version 1 only, not %d", to);
-    return 0;
-}
-
-static int m_migrate_sql(int from, int to, void (*fn)(void *ctx, const char *sql), void *ctx,
-                         zbso_err *err)
-{
-    return m_migrate(NULL, to, err);
+    int to = 1;
+    int rc = plan(ctx, 1, false, &to, err);
+    if (rc == 0 && to != 1)
+        rc = err_set(err, ZBSO_EINTERNAL, "memory:// has schema version 1 only, not %d", to);
+    return rc;
 }
 
 const store_backend store_memory_backend = {
@@ -655,9 +647,7 @@ const store_backend store_memory_backend = {
     .open = m_open,
     .close = m_close,
     .exec = m_exec,
-    .schema_version = m_schema_version,
-    .migrate = m_migrate,
-    .migrate_sql = m_migrate_sql,
     .latest_schema_version = 1,
+    .schema_run = m_schema_run,
     .exec_read = m_exec_read,
 };

@@ -19,9 +19,9 @@
 #define PG_POOL_MAX 16            /* connections per store; more callers wait for one */
 #define PG_ATTEMPTS 3             /* runs of a unit that meets a retryable conflict */
 #define PG_CONNECT_TIMEOUT_S "3"  /* unless the URL sets connect_timeout */
-/* pg_advisory_xact_lock key that serializes schema changes ("zbso" in ASCII), so that
- * replicas starting together on an empty database create the schema once. */
-#define PG_SCHEMA_LOCK "2053272431"
+/* Serializes schema changes (the key is "zbso" in ASCII), so that replicas starting
+ * together on an empty database create the schema once. */
+#define PG_SCHEMA_LOCK_SQL "SELECT pg_advisory_xact_lock(2053272431);"
 #define PG_SHOWN_MAX 256          /* bytes of the masked URL kept for messages */
 
 /* Schema history. The version lives in the one row of zbso_schema (no such table: an
@@ -1242,36 +1242,30 @@ static int read_version(pg_txn *t, int *version, int64_t *n_tables, zbso_err *er
     return 0;
 }
 
-typedef struct migrate_arg {
-    int to;                      /* 0: only read the version */
-    int version;                 /* OUT: the version after the unit */
-} migrate_arg;
+typedef struct schema_arg {
+    store_schema_plan_fn plan;
+    void *ctx;
+} schema_arg;
 
-/* Unit of work: under the schema lock, reads the version and migrates to arg->to.
- * Refuses a database with tables but no zbso schema, a newer schema and downgrades with
- * ZBSO_ESCHEMA. */
-static int migrate_unit(store_txn *tb, void *argp, zbso_err *err)
+/* Unit of work of pg_schema_run: under the schema lock (replicas starting together on an
+ * empty database create the schema once: the others then find it made), reads the
+ * version, asks the plan, applies the steps. */
+static int schema_unit(store_txn *tb, void *argp, zbso_err *err)
 {
     pg_txn *t = txn_of(tb);
-    migrate_arg *a = argp;
+    schema_arg *a = argp;
     int64_t n_tables = 0;
-    int rc;
-    if (a->to != 0 &&
-        (rc = run_simple(t, "SELECT pg_advisory_xact_lock(" PG_SCHEMA_LOCK ")",
-                         "taking the schema lock", err)) < 0)
+    int version = 0, to = 0, rc;
+    if ((rc = run_simple(t, PG_SCHEMA_LOCK_SQL, "taking the schema lock", err)) < 0)
         return rc;
-    if ((rc = read_version(t, &a->version, &n_tables, err)) < 0 || a->to == 0)
+    if ((rc = read_version(t, &version, &n_tables, err)) < 0)
         return rc;
-    if (a->version == 0 && n_tables > 0)
-        return err_set(err, ZBSO_ESCHEMA, "database %s holds tables but no zbso schema version;"
-                       " it is not a zbso database", t->st->shown);
-    if (a->version > PG_LATEST)
-        return err_set(err, ZBSO_ESCHEMA, "database %s has schema version %d, newer than this"
-                       " binary's %d; use a newer zbso", t->st->shown, a->version, PG_LATEST);
-    if (a->to < a->version)
-        return err_set(err, ZBSO_ESCHEMA, "%s: schema version %d cannot go down to %d",
-                       t->st->shown, a->version, a->to);
-    for (int v = a->version + 1; v <= a->to; v++) {
+    if ((rc = a->plan(a->ctx, version, n_tables > 0, &to, err)) < 0)
+        return rc;
+    if (to != version && (to < version || to > PG_LATEST))
+        return err_set(err, ZBSO_EINTERNAL, "%s: no way from schema version %d to %d",
+                       t->st->shown, version, to);
+    for (int v = version + 1; v <= to; v++) {
         for (const char *const *sql = steps[v - 1]; *sql != NULL; sql++) {
             char what[64];
             snprintf(what, sizeof what, "migration to schema version %d", v);
@@ -1279,74 +1273,13 @@ static int migrate_unit(store_txn *tb, void *argp, zbso_err *err)
                 return rc;
         }
     }
-    if (a->to > a->version)
-        log_info("database %s: schema version %d -> %d", t->st->shown, a->version, a->to);
-    a->version = a->to;
     return 0;
 }
 
-static int pg_schema_version(store *base, int *out, zbso_err *err)
+static int pg_schema_run(store *base, store_schema_plan_fn plan, void *ctx, zbso_err *err)
 {
-    migrate_arg a = {0, 0};
-    int rc = pg_exec(base, migrate_unit, &a, err);
-    *out = a.version;
-    return rc;
-}
-
-/* Upgrades to `to` (0: latest). ZBSO_EINVAL past the latest, ZBSO_ESCHEMA downwards. */
-static int pg_migrate(store *base, int to, zbso_err *err)
-{
-    if (to < 0 || to > PG_LATEST)
-        return err_set(err, ZBSO_EINVAL, "schema version %d does not exist; the latest is %d",
-                       to, PG_LATEST);
-    migrate_arg a = {to != 0 ? to : PG_LATEST, 0};
-    return pg_exec(base, migrate_unit, &a, err);
-}
-
-/* Writes BEGIN, the schema lock, the steps' SQL from `from` to `to` (0: latest), COMMIT to
- * fn. Touches no database. ZBSO_EINVAL when the versions are out of range or reversed. */
-static int pg_migrate_sql(int from, int to, void (*fn)(void *ctx, const char *sql), void *ctx,
-                          zbso_err *err)
-{
-    if (to == 0)
-        to = PG_LATEST;
-    if (from < 0 || to > PG_LATEST || from > to)
-        return err_set(err, ZBSO_EINVAL,
-                       "cannot write SQL from schema version %d to %d (versions 0..%d exist)",
-                       from, to, PG_LATEST);
-    fn(ctx, "BEGIN;");
-    fn(ctx, "SELECT pg_advisory_xact_lock(" PG_SCHEMA_LOCK ");");
-    for (int v = from + 1; v <= to; v++)
-        for (const char *const *sql = steps[v - 1]; *sql != NULL; sql++)
-            fn(ctx, *sql);
-    fn(ctx, "COMMIT;");
-    return 0;
-}
-
-/* Checks the schema of a freshly opened store against opt: creates it in an empty
- * database (create_if_empty), upgrades an older one (migrate), or refuses with
- * ZBSO_ESCHEMA naming `zbso migrate`. Several processes may do this at once on one
- * database: the change itself runs under the schema lock and looks again first. */
-static int check_schema(pg_store *st, const store_options *opt, zbso_err *err)
-{
-    int version = 0;
-    int rc = pg_schema_version(&st->base, &version, err);
-    if (rc < 0)
-        return rc;
-    if (version > PG_LATEST && !opt->any_schema)
-        return err_set(err, ZBSO_ESCHEMA, "database %s has schema version %d, newer than this"
-                       " binary's %d; use a newer zbso", st->shown, version, PG_LATEST);
-    /* zbso migrate opens at any version and then calls migrate (which refuses to go down). */
-    if (version == PG_LATEST || opt->any_schema)
-        return 0;
-    if (version == 0 && !opt->create_if_empty && !opt->migrate)
-        return err_set(err, ZBSO_ESCHEMA, "database %s is empty (schema version 0, this"
-                       " binary's is %d); run `zbso migrate`", st->shown, PG_LATEST);
-    if (version > 0 && !opt->migrate)
-        return err_set(err, ZBSO_ESCHEMA, "database %s has schema version %d, older than this"
-                       " binary's %d; run `zbso migrate` (or serve with --migrate)",
-                       st->shown, version, PG_LATEST);
-    return pg_migrate(&st->base, PG_LATEST, err);
+    schema_arg a = {plan, ctx};
+    return pg_exec(base, schema_unit, &a, err);
 }
 
 /* ---- open and close ---- */
@@ -1364,10 +1297,10 @@ static void conn_default(pg_store *st, size_t *n, const char *key, const char *v
 }
 
 /* Opens postgresql://... or postgresql+asyncpg://...: parses the URL (opt->db_user and
- * db_password fill what it lacks), connects once and checks the schema (see
- * check_schema). Returns 0 with *out set, or ZBSO_EINVAL (bad URL), ZBSO_EUNAVAIL
- * (cannot connect), ZBSO_ESCHEMA (schema mismatch) or ZBSO_ESTORE, err naming the URL with
- * its password masked. */
+ * db_password fill what it lacks) and connects once to check the server's durability
+ * settings; store.c then checks the schema. Returns 0 with *out set, or ZBSO_EINVAL (bad
+ * URL), ZBSO_EUNAVAIL (cannot connect) or ZBSO_ESTORE, err naming the URL with its
+ * password masked. */
 static int pg_open(const char *url, const store_options *opt, store **out, zbso_err *err)
 {
     int rc = 0;
@@ -1377,6 +1310,7 @@ static int pg_open(const char *url, const store_options *opt, store **out, zbso_
     if (st == NULL)
         return err_set(err, ZBSO_ENOMEM, "out of memory opening a PostgreSQL store");
     st->base.backend = &store_postgresql_backend;
+    st->base.shown = st->shown;
     pthread_mutex_init(&st->mu, NULL);
     pthread_cond_init(&st->cv, NULL);
     store_ops_read_only(&pg_ops, &st->read_ops);
@@ -1405,8 +1339,6 @@ static int pg_open(const char *url, const store_options *opt, store **out, zbso_
     rc = check_durability(st, c, err);
     pool_put(st, c, rc < 0);
     if (rc < 0)
-        goto out;
-    if ((rc = check_schema(st, opt, err)) < 0)
         goto out;
     *out = &st->base;
     st = NULL;
@@ -1442,9 +1374,9 @@ const store_backend store_postgresql_backend = {
     .open = pg_open,
     .close = pg_close,
     .exec = pg_exec,
-    .schema_version = pg_schema_version,
-    .migrate = pg_migrate,
-    .migrate_sql = pg_migrate_sql,
     .latest_schema_version = PG_LATEST,
+    .schema_steps = steps,
+    .schema_lock_sql = PG_SCHEMA_LOCK_SQL,
+    .schema_run = pg_schema_run,
     .exec_read = pg_exec_read,
 };

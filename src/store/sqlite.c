@@ -1082,64 +1082,50 @@ static int read_version(sq_conn *c, int *out, zbso_err *err)
     return out_rc;
 }
 
-typedef struct migrate_arg {
-    int to;
-    int version;                 /* OUT: the version after the unit */
-} migrate_arg;
+/* Sets *foreign when the database holds tables of its own (not SQLite's). Returns 0 or
+ * a translated error. */
+static int read_foreign(sq_conn *c, bool *foreign, zbso_err *err)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(c->db, "SELECT count(*) FROM sqlite_schema WHERE name NOT"
+                                " LIKE 'sqlite_%'", -1, &s, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        *foreign = sqlite3_column_int(s, 0) > 0;
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_OK ? 0 : sq_fail(c, rc, "listing the tables", NULL, err);
+}
 
-/* Unit of work: migrate to arg->to (0: only read the version). Refuses downgrades with
- * ZBSO_ESCHEMA. */
-static int migrate_unit(store_txn *t, void *argp, zbso_err *err)
+typedef struct schema_arg {
+    store_schema_plan_fn plan;
+    void *ctx;
+} schema_arg;
+
+/* Unit of work of sq_schema_run; the writer's BEGIN IMMEDIATE keeps other processes out
+ * until it commits. */
+static int schema_unit(store_txn *t, void *argp, zbso_err *err)
 {
     sq_conn *c = txn_conn(t);
-    migrate_arg *a = argp;
-    int rc = read_version(c, &a->version, err);
-    if (rc < 0 || a->to == 0 || a->to == a->version)
+    schema_arg *a = argp;
+    int version = 0, to = 0, rc;
+    bool foreign = false;
+    if ((rc = read_version(c, &version, err)) < 0)
         return rc;
-    if (a->to < a->version)
-        return err_set(err, ZBSO_ESCHEMA, "%s: schema version %d cannot go down to %d",
-                       c->path, a->version, a->to);
-    rc = apply_steps(c, a->version, a->to, err);
-    if (rc == 0)
-        a->version = a->to;
-    return rc;
+    if (version == 0 && (rc = read_foreign(c, &foreign, err)) < 0)
+        return rc;
+    if ((rc = a->plan(a->ctx, version, foreign, &to, err)) < 0)
+        return rc;
+    if (to != version && (to < version || to > SQ_LATEST))
+        return err_set(err, ZBSO_EINTERNAL, "%s: no way from schema version %d to %d",
+                       c->path, version, to);
+    return apply_steps(c, version, to, err);
 }
 
-static int sq_schema_version(store *base, int *out, zbso_err *err)
+static int sq_schema_run(store *base, store_schema_plan_fn plan, void *ctx, zbso_err *err)
 {
-    migrate_arg a = {0, 0};
-    int rc = sq_exec(base, migrate_unit, &a, err);
-    *out = a.version;
-    return rc;
-}
-
-/* Upgrades to `to` (0: latest). ZBSO_EINVAL past the latest, ZBSO_ESCHEMA downwards. */
-static int sq_migrate(store *base, int to, zbso_err *err)
-{
-    if (to < 0 || to > SQ_LATEST)
-        return err_set(err, ZBSO_EINVAL, "schema version %d does not exist; the latest is %d",
-                       to, SQ_LATEST);
-    migrate_arg a = {to != 0 ? to : SQ_LATEST, 0};
-    return sq_exec(base, migrate_unit, &a, err);
-}
-
-/* Writes BEGIN, the steps' SQL from `from` to `to` (0: latest), COMMIT to fn. Touches no
- * database. ZBSO_EINVAL when the versions are out of range or reversed. */
-static int sq_migrate_sql(int from, int to, void (*fn)(void *ctx, const char *sql), void *ctx,
-                          zbso_err *err)
-{
-    if (to == 0)
-        to = SQ_LATEST;
-    if (from < 0 || to > SQ_LATEST || from > to)
-        return err_set(err, ZBSO_EINVAL,
-                       "cannot write SQL from schema version %d to %d (versions 0..%d exist)",
-                       from, to, SQ_LATEST);
-    fn(ctx, "BEGIN;");
-    for (int v = from + 1; v <= to; v++)
-        for (const char *const *sql = steps[v - 1]; *sql != NULL; sql++)
-            fn(ctx, *sql);
-    fn(ctx, "COMMIT;");
-    return 0;
+    schema_arg a = {plan, ctx};
+    return sq_exec(base, schema_unit, &a, err);
 }
 
 /* Logs each statement as it starts, with bound values (ZEUS_BSO_ECHO_SQL). */
@@ -1151,65 +1137,18 @@ static int trace_cb(unsigned type, void *ctx, void *p, void *x)
     return 0;
 }
 
-/* Sets the connection up (WAL, synchronous=FULL, foreign keys) and checks, creates or
- * migrates the schema. Returns 0 or a code with err naming the path. */
-static int prepare_db(sq_conn *c, const store_options *opt, zbso_err *err)
+/* Sets the connection up: WAL, synchronous=FULL, foreign keys. Returns 0, or
+ * ZBSO_ESTORE (ZBSO_EUNAVAIL when another process holds the file) with err naming the
+ * path: a file that is not a database fails here. */
+static int prepare_db(sq_conn *c, zbso_err *err)
 {
     char *msg = NULL;
-    int rc = 0, version = 0, n_tables = 0;
-    rc = sqlite3_exec(c->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
-                      " PRAGMA foreign_keys = ON;", NULL, NULL, &msg);
-    if (rc != SQLITE_OK) {
+    int rc = sqlite3_exec(c->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+                          " PRAGMA foreign_keys = ON;", NULL, NULL, &msg);
+    if (rc != SQLITE_OK)
         rc = err_set(err, (rc & 0xff) == SQLITE_BUSY ? ZBSO_EUNAVAIL : ZBSO_ESTORE,
                      "cannot use database file %s: %s", c->path,
                      msg != NULL ? msg : sqlite3_errmsg(c->db));
-        goto out;
-    }
-    rc = read_version(c, &version, err);
-    if (rc < 0)
-        goto out;
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(c->db, "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'",
-                           -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-        n_tables = sqlite3_column_int(s, 0);
-    sqlite3_finalize(s);
-    if (version == 0 && n_tables > 0) {
-        rc = err_set(err, ZBSO_ESCHEMA, "database %s holds tables but no zbso schema version;"
-                     " it is not a zbso database", c->path);
-        goto out;
-    }
-    if (version > SQ_LATEST && !opt->any_schema) {
-        rc = err_set(err, ZBSO_ESCHEMA, "database %s has schema version %d, newer than this"
-                     " binary's %d; use a newer zbso", c->path, version, SQ_LATEST);
-        goto out;
-    }
-    /* zbso migrate opens at any version and then calls migrate (which refuses to go down). */
-    if (version == SQ_LATEST || opt->any_schema)
-        goto out;
-    if (version == 0 && !opt->create_if_empty && !opt->migrate) {
-        rc = err_set(err, ZBSO_ESCHEMA, "database %s is empty (schema version 0, this binary's"
-                     " is %d); run `zbso migrate`", c->path, SQ_LATEST);
-        goto out;
-    }
-    if (version > 0 && !opt->migrate) {
-        rc = err_set(err, ZBSO_ESCHEMA, "database %s has schema version %d, older than this"
-                     " binary's %d; run `zbso migrate` (or serve with --migrate)",
-                     c->path, version, SQ_LATEST);
-        goto out;
-    }
-    rc = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
-        rc = sq_fail(c, rc, "BEGIN IMMEDIATE (schema)", NULL, err);
-        goto out;
-    }
-    rc = apply_steps(c, version, SQ_LATEST, err);
-    if (rc == 0 && sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        rc = sq_fail(c, SQLITE_ERROR, "COMMIT (schema)", NULL, err);
-    if (rc < 0 && !sqlite3_get_autocommit(c->db))
-        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
-    if (rc == 0)
-        log_info("database %s: schema version %d -> %d", c->path, version, SQ_LATEST);
-out:
     sqlite3_free(msg);
     return rc;
 }
@@ -1217,8 +1156,9 @@ out:
 static void sq_close(store *base);
 
 /* Opens sqlite:///path (relative) or sqlite:////path (absolute), also spelt
- * sqlite+aiosqlite://. Returns 0 with *out set, or ZBSO_EINVAL (no path),
- * ZBSO_ESTORE (cannot open / not a database), ZBSO_ESCHEMA (schema mismatch). */
+ * sqlite+aiosqlite://, creating an empty file where none is, and starts the writer and
+ * the checkpointer; store.c then checks the schema. Returns 0 with *out set, or
+ * ZBSO_EINVAL (no path), ZBSO_ESTORE (cannot open / not a database). */
 static int sq_open(const char *url, const store_options *opt, store **out, zbso_err *err)
 {
     int rc = 0;
@@ -1237,6 +1177,7 @@ static int sq_open(const char *url, const store_options *opt, store **out, zbso_
         goto out;
     }
     st->base.backend = &store_sqlite_backend;
+    st->base.shown = st->path;
     snprintf(st->path, sizeof st->path, "%s", path);
     st->w.path = st->path;
     st->echo_sql = opt->echo_sql;
@@ -1259,7 +1200,7 @@ static int sq_open(const char *url, const store_options *opt, store **out, zbso_
     sqlite3_busy_timeout(st->w.db, SQ_BUSY_TIMEOUT_MS);
     if (opt->echo_sql)
         sqlite3_trace_v2(st->w.db, SQLITE_TRACE_STMT, trace_cb, NULL);
-    rc = prepare_db(&st->w, opt, err);
+    rc = prepare_db(&st->w, err);
     if (rc < 0)
         goto out;
     if ((rc = ckpt_start(st, err)) < 0)
@@ -1327,9 +1268,8 @@ const store_backend store_sqlite_backend = {
     .open = sq_open,
     .close = sq_close,
     .exec = sq_exec,
-    .schema_version = sq_schema_version,
-    .migrate = sq_migrate,
-    .migrate_sql = sq_migrate_sql,
     .latest_schema_version = SQ_LATEST,
+    .schema_steps = steps,
+    .schema_run = sq_schema_run,
     .exec_read = sq_exec_read,
 };

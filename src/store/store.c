@@ -1,9 +1,11 @@
-/* store.c: picks a backend from a database URL and forwards open/close/exec to it, and
- * holds what every backend's read-only units share. No database state of its own and no
- * backend's internals. */
+/* store.c: picks a backend from a database URL and forwards open/close/exec to it; owns
+ * the schema policy (create, migrate or refuse, with its messages) on top of each
+ * backend's schema primitives; holds what every backend's read-only units share. No
+ * database state of its own and no backend's internals. */
 #include <string.h>
 
 #include "store/storeInt.h"
+#include "util/log.h"
 
 /* URL prefix -> backend. */
 static const struct {
@@ -48,20 +50,148 @@ out:
     return found;
 }
 
-/* Opens url with its backend. Returns 0 with *out set, or the backend's negative code
- * (ZBSO_EINVAL for an unknown scheme) with *out NULL. */
+/* ---- schema policy ---- */
+
+/* What a schema_run decided, for the caller's message and log line. */
+typedef struct schema_plan {
+    const store *st;
+    const store_options *opt;    /* opening: the options; NULL for store_migrate */
+    int want;                    /* store_migrate: the target version */
+    bool read_only;              /* store_schema_version: change nothing */
+    int from, to;                /* OUT: the version found and the one chosen */
+} schema_plan;
+
+/* The refusals every use shares: a database with tables but no zbso schema, and (unless
+ * opened with any_schema) a schema newer than this binary's. Returns 0 or ZBSO_ESCHEMA. */
+static int refuse_foreign_or_newer(const schema_plan *p, int version, bool foreign,
+                                   zbso_err *err)
+{
+    int latest = p->st->backend->latest_schema_version;
+    if (version == 0 && foreign)
+        return err_set(err, ZBSO_ESCHEMA, "database %s holds tables but no zbso schema"
+                       " version; it is not a zbso database", p->st->shown);
+    if (version > latest && (p->opt == NULL || !p->opt->any_schema))
+        return err_set(err, ZBSO_ESCHEMA, "database %s has schema version %d, newer than"
+                       " this binary's %d; use a newer zbso", p->st->shown, version, latest);
+    return 0;
+}
+
+/* store_schema_plan_fn of store_open, store_migrate and store_schema_version. */
+static int plan_schema(void *ctx, int version, bool foreign, int *to, zbso_err *err)
+{
+    schema_plan *p = ctx;
+    const store_options *opt = p->opt;
+    int latest = p->st->backend->latest_schema_version;
+    int rc = 0;
+    p->from = p->to = *to = version;
+    if (p->read_only)
+        goto out;
+    if ((rc = refuse_foreign_or_newer(p, version, foreign, err)) < 0)
+        goto out;
+    if (opt == NULL) {
+        if (p->want < version) {
+            rc = err_set(err, ZBSO_ESCHEMA, "%s: schema version %d cannot go down to %d",
+                         p->st->shown, version, p->want);
+            goto out;
+        }
+        p->to = *to = p->want;
+        goto out;
+    }
+    /* zbso migrate opens at any version and then calls store_migrate. */
+    if (version == latest || opt->any_schema)
+        goto out;
+    if (version == 0 && !opt->create_if_empty && !opt->migrate) {
+        rc = err_set(err, ZBSO_ESCHEMA, "database %s is empty (schema version 0, this"
+                     " binary's is %d); run `zbso migrate`", p->st->shown, latest);
+        goto out;
+    }
+    if (version > 0 && !opt->migrate) {
+        rc = err_set(err, ZBSO_ESCHEMA, "database %s has schema version %d, older than this"
+                     " binary's %d; run `zbso migrate` (or serve with --migrate)",
+                     p->st->shown, version, latest);
+        goto out;
+    }
+    p->to = *to = latest;
+out:
+    return rc;
+}
+
+/* Runs the plan through the backend and logs a change. Returns schema_run's code. */
+static int schema_apply(store *st, schema_plan *p, zbso_err *err)
+{
+    int rc = st->backend->schema_run(st, plan_schema, p, err);
+    if (rc == 0 && p->to != p->from)
+        log_info("database %s: schema version %d -> %d", st->shown, p->from, p->to);
+    return rc;
+}
+
+int store_schema_version(store *st, int *out, zbso_err *err)
+{
+    schema_plan p = {.st = st, .read_only = true};
+    int rc = st->backend->schema_run(st, plan_schema, &p, err);
+    *out = p.from;
+    return rc;
+}
+
+/* Checks the range first, so that a version that does not exist touches no database. */
+int store_migrate(store *st, int to, zbso_err *err)
+{
+    int latest = st->backend->latest_schema_version;
+    if (to < 0 || to > latest)
+        return err_set(err, ZBSO_EINVAL, "schema version %d does not exist; the latest is %d",
+                       to, latest);
+    schema_plan p = {.st = st, .want = to != 0 ? to : latest};
+    return schema_apply(st, &p, err);
+}
+
+/* BEGIN, the backend's schema lock, the steps, COMMIT: what schema_run would run. */
+int store_migrate_sql(const store_backend *b, int from, int to,
+                      void (*fn)(void *ctx, const char *sql), void *ctx, zbso_err *err)
+{
+    int latest = b->latest_schema_version;
+    if (to == 0)
+        to = latest;
+    if (from < 0 || to > latest || from > to)
+        return err_set(err, ZBSO_EINVAL,
+                       "cannot write SQL from schema version %d to %d (versions 0..%d exist)",
+                       from, to, latest);
+    if (b->schema_steps == NULL)
+        return 0;
+    fn(ctx, "BEGIN;");
+    if (b->schema_lock_sql != NULL)
+        fn(ctx, b->schema_lock_sql);
+    for (int v = from + 1; v <= to; v++)
+        for (const char *const *sql = b->schema_steps[v - 1]; *sql != NULL; sql++)
+            fn(ctx, *sql);
+    fn(ctx, "COMMIT;");
+    return 0;
+}
+
+/* Opens url with its backend and checks its schema against opt (store.h). Returns 0 with
+ * *out set, or the negative code (ZBSO_EINVAL for an unknown scheme, ZBSO_ESCHEMA for a
+ * refused schema) with *out NULL and the store closed. */
 int store_open(const char *url, const store_options *opt, store **out, zbso_err *err)
 {
     static const store_options defaults = {.create_if_empty = true};
     int rc;
+    store *st = NULL;
     *out = NULL;
+    if (opt == NULL)
+        opt = &defaults;
     const store_backend *b = store_backend_for_url(url, err);
     if (b == NULL) {
         rc = ZBSO_EINVAL;
         goto out;
     }
-    rc = b->open(url, opt != NULL ? opt : &defaults, out, err);
+    if ((rc = b->open(url, opt, &st, err)) < 0)
+        goto out;
+    schema_plan p = {.st = st, .opt = opt};
+    if ((rc = schema_apply(st, &p, err)) < 0)
+        goto out;
+    *out = st;
+    st = NULL;
 out:
+    store_close(st);
     return rc;
 }
 

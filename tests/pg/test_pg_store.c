@@ -626,7 +626,7 @@ static void make_db_at(int to)
 {
     sql_buf buf = {.len = 0};
     zbso_err err = {0};
-    assert_int_equal(pg_backend()->migrate_sql(0, to, sql_line, &buf, &err), 0);
+    assert_int_equal(store_migrate_sql(pg_backend(), 0, to, sql_line, &buf, &err), 0);
     assert_int_equal(pg_sql(g_name, buf.text), 0);
 }
 
@@ -646,12 +646,12 @@ static void test_schema_created_on_empty_database(void **state)
     assert_int_equal(query_int("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"), 0);
 
     st = open_store(NULL);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 2);
-    assert_int_equal(b->migrate(st, 0, &err), 0);
-    assert_int_equal(b->migrate(st, 1, &err), ZBSO_ESCHEMA);
+    assert_int_equal(store_migrate(st, 0, &err), 0);
+    assert_int_equal(store_migrate(st, 1, &err), ZBSO_ESCHEMA);
     assert_non_null(strstr(err.msg, "cannot go down"));
-    assert_int_equal(b->migrate(st, 3, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate(st, 3, &err), ZBSO_EINVAL);
     store_close(st);
     assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
     assert_int_equal(query_int("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'trials_by_%'"), 2);
@@ -666,7 +666,6 @@ static void test_schema_created_on_empty_database(void **state)
 
 static void test_older_schema_refused_then_migrated(void **state)
 {
-    const store_backend *b = pg_backend();
     zbso_err err = {0};
     store *st = NULL;
     int v = -1;
@@ -683,10 +682,10 @@ static void test_older_schema_refused_then_migrated(void **state)
 
     /* zbso migrate's way: any_schema opens it as it is, migrate takes it up */
     assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 1);
-    assert_int_equal(b->migrate(st, 2, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_migrate(st, 2, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 2);
     store_close(st);
 
@@ -704,13 +703,13 @@ static void test_older_schema_refused_then_migrated(void **state)
     /* an empty database, step by step */
     assert_int_equal(pg_fresh_db(g_name, g_url, sizeof g_url), 0);
     assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 0);
-    assert_int_equal(b->migrate(st, 1, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_migrate(st, 1, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 1);
-    assert_int_equal(b->migrate(st, 0, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_migrate(st, 0, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 2);
     assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
     store_close(st);
@@ -718,7 +717,6 @@ static void test_older_schema_refused_then_migrated(void **state)
 
 static void test_newer_and_foreign_schemas_refused(void **state)
 {
-    const store_backend *b = pg_backend();
     zbso_err err = {0};
     store *st = NULL;
     assert_int_equal(pg_sql(g_name, "CREATE TABLE zbso_schema (version INTEGER NOT NULL);"
@@ -728,7 +726,7 @@ static void test_newer_and_foreign_schemas_refused(void **state)
     assert_non_null(strstr(err.msg, "99"));
     assert_non_null(strstr(err.msg, "newer"));
     assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
-    assert_int_equal(b->migrate(st, 0, &err), ZBSO_ESCHEMA);
+    assert_int_equal(store_migrate(st, 0, &err), ZBSO_ESCHEMA);
     assert_non_null(strstr(err.msg, "99"));
     store_close(st);
 
@@ -737,6 +735,13 @@ static void test_newer_and_foreign_schemas_refused(void **state)
     assert_int_equal(pg_sql(g_name, "CREATE TABLE jobs (x INTEGER)"), 0);
     st = NULL;
     assert_int_equal(store_open(g_url, &opt, &st, &err), ZBSO_ESCHEMA);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, "not a zbso database"));
+    /* the same answer without create_if_empty, and for zbso migrate (one policy, store.c) */
+    assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
+    assert_non_null(strstr(err.msg, "not a zbso database"));
+    assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err),
+                     ZBSO_ESCHEMA);
     assert_null(st);
     assert_non_null(strstr(err.msg, "not a zbso database"));
     assert_int_equal(query_int("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"), 1);
@@ -794,7 +799,7 @@ static void test_migrate_sql(void **state)
     const store_backend *b = pg_backend();
     zbso_err err = {0};
     sql_buf all = {.len = 0}, up = {.len = 0};
-    assert_int_equal(b->migrate_sql(0, 0, sql_line, &all, &err), 0);
+    assert_int_equal(store_migrate_sql(b, 0, 0, sql_line, &all, &err), 0);
     assert_int_equal(strncmp(all.text, "BEGIN;\nSELECT pg_advisory_xact_lock(", 36), 0);
     assert_string_equal(all.text + all.len - 8, "COMMIT;\n");
     assert_non_null(strstr(all.text, "CREATE TABLE jobs"));
@@ -804,16 +809,16 @@ static void test_migrate_sql(void **state)
     assert_non_null(strstr(all.text, "CREATE TABLE arms"));
     assert_non_null(strstr(all.text, "CREATE INDEX"));
     assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 2;"));
-    assert_int_equal(b->migrate_sql(1, 2, sql_line, &up, &err), 0);
+    assert_int_equal(store_migrate_sql(b, 1, 2, sql_line, &up, &err), 0);
     assert_null(strstr(up.text, "CREATE TABLE"));
     assert_non_null(strstr(up.text, "CREATE INDEX"));
-    assert_int_equal(b->migrate_sql(2, 1, sql_line, &up, &err), ZBSO_EINVAL);
-    assert_int_equal(b->migrate_sql(0, 3, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate_sql(b, 2, 1, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate_sql(b, 0, 3, sql_line, &up, &err), ZBSO_EINVAL);
     /* the text runs as it is (psql would do the same) and gives the latest schema */
     assert_int_equal(pg_sql(g_name, all.text), 0);
     store *st = open_store(&(store_options){0});
     int v = 0;
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 2);
     store_close(st);
 }
