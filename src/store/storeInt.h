@@ -5,10 +5,10 @@
 
 #include "store/store.h"
 
-/* sqlite.c: "sqlite:///path" and "sqlite+aiosqlite:///path"; the default backend. */
+/* sqlite_engine.c: "sqlite:///path" and "sqlite+aiosqlite:///path"; the default backend. */
 extern const store_backend store_sqlite_backend;
 
-/* postgres.c: "postgresql://..." and "postgresql+asyncpg://...", shared by replicas. */
+/* pg_engine.c: "postgresql://..." and "postgresql+asyncpg://...", shared by replicas. */
 extern const store_backend store_postgresql_backend;
 
 /* memory.c: "memory://", process memory, for tests and the simulator. */
