@@ -58,7 +58,7 @@ static void jobs_post(const http_ctx *ctx, struct MHD_Connection *c, const char 
     if (rc == 0) {
         memcpy(r->job_id, spec.job_id, sizeof r->job_id);
         rc = svc_register_job(ctx->st, ctx->env, &spec, &stored, &created,
-                              &r->job_version, &r->err);
+                              &r->job_revision, &r->err);
     }
     if (rc < 0) {
         http_reply_error(r, rc);
@@ -76,7 +76,7 @@ static void batch_size_get(const http_ctx *ctx, struct MHD_Connection *c, const 
     zbso_trial_id trial;
     int rc = query_job_id(c, r);
     if (rc == 0)
-        rc = svc_next_batch_size(ctx->st, ctx->env, r->job_id, &trial, &r->job_version,
+        rc = svc_next_batch_size(ctx->st, ctx->env, r->job_id, &trial, &r->job_revision,
                                  &r->err);
     if (rc < 0) {
         http_reply_error(r, rc);
@@ -96,7 +96,7 @@ static void report_post(const http_ctx *ctx, struct MHD_Connection *c, const cha
     if (rc == 0) {
         memcpy(r->job_id, result.trial.job_id, sizeof r->job_id);
         memset(&resp, 0, sizeof resp);
-        rc = svc_report(ctx->st, ctx->env, &result, &resp, &r->job_version, &r->err);
+        rc = svc_report(ctx->st, ctx->env, &result, &resp, &r->job_revision, &r->err);
     }
     if (rc < 0) {
         http_reply_error(r, rc);
@@ -117,7 +117,7 @@ static void trials_patch(const http_ctx *ctx, struct MHD_Connection *c, const ch
     int rc = codec_trial_id_parse(body, len, &trial, &r->err);
     if (rc == 0) {
         memcpy(r->job_id, trial.job_id, sizeof r->job_id);
-        rc = svc_end_trial(ctx->st, ctx->env, &trial, &r->job_version, &r->err);
+        rc = svc_end_trial(ctx->st, ctx->env, &trial, &r->job_revision, &r->err);
     }
     if (rc < 0)
         http_reply_error(r, rc);

@@ -30,7 +30,7 @@ typedef struct mem_job_state {
     int64_t min_cost_batch_size;
     zbso_rng rng;
     int64_t num_trials;
-    int64_t version;
+    int64_t revision;
 } mem_job_state;
 
 enum undo_kind {
@@ -60,7 +60,6 @@ typedef struct mem_store {
     size_t n_jobs, cap_jobs;
     mem_undo *undo;              /* the running unit's log; capacity kept between units */
     size_t n_undo, cap_undo;
-    store_txn_ops read_ops;      /* mem_ops with writes refused, for exec_read */
 } mem_store;
 
 typedef struct mem_txn {
@@ -190,7 +189,7 @@ static void state_get(const zbso_job *job, mem_job_state *s)
 {
     *s = (mem_job_state){job->stage, job->exp_default_batch_size, job->has_min_cost,
                          job->min_cost, job->min_cost_batch_size, job->rng,
-                         job->num_trials, job->version};
+                         job->num_trials, job->revision};
 }
 
 static void state_put(zbso_job *job, const mem_job_state *s)
@@ -202,7 +201,7 @@ static void state_put(zbso_job *job, const mem_job_state *s)
     job->min_cost_batch_size = s->min_cost_batch_size;
     job->rng = s->rng;
     job->num_trials = s->num_trials;
-    job->version = s->version;
+    job->revision = s->revision;
 }
 
 /* Undoes the running unit's changes, newest first, leaving the store as it was. */
@@ -570,7 +569,6 @@ static int m_open(const char *url, const store_options *opt, store **out, zbso_e
     }
     st->base.backend = &store_memory_backend;
     st->base.shown = "memory://";
-    store_ops_read_only(&mem_ops, &st->read_ops);
     pthread_mutex_init(&st->mu, NULL);
     *out = &st->base;
 out:
@@ -618,7 +616,7 @@ static int m_exec(store *base, store_work_fn fn, void *arg, zbso_err *err)
 static int m_exec_read(store *base, store_work_fn fn, void *arg, zbso_err *err)
 {
     mem_store *st = (mem_store *)base;
-    mem_txn txn = {.base = {.ops = &st->read_ops}, .st = st};
+    mem_txn txn = {.base = {.ops = &mem_ops, .read_only = true}, .st = st};
     if (unit_store == st)
         return err_set(err, ZBSO_EINTERNAL,
                        "store_exec_read called inside a unit of work on memory://");
@@ -642,7 +640,6 @@ static int m_schema_run(store *st, store_schema_plan_fn plan, void *ctx, zbso_er
 }
 
 const store_backend store_memory_backend = {
-    .version = 2,
     .name = "memory",
     .open = m_open,
     .close = m_close,

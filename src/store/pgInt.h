@@ -48,7 +48,6 @@ typedef struct pg_store {
     /* The database's synchronous_commit is off: each connection sets it on, since an
      * answer may only rest on a durable commit (SPEC §3.7). Set once by pg_open. */
     bool force_sync_commit;
-    store_txn_ops read_ops;      /* pg_ops with writes refused */
 
     pthread_mutex_t mu;          /* guards the four fields below */
     pthread_cond_t cv;           /* a connection came back, or a slot opened */
@@ -65,7 +64,6 @@ typedef struct pg_txn {
     bool aborted;                /* a statement failed: PostgreSQL aborted the transaction */
     bool broken;                 /* the connection is lost */
     bool retry;                  /* running the unit again may succeed */
-    bool read_only;              /* exec_read: a snapshot, which needs no row locks */
     const char *begin_sql;       /* sent along with the unit's first statement */
     bool begun;                  /* begin_sql has been sent */
     bool stale;                  /* the connection was found lost by the first statement,

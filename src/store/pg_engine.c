@@ -439,7 +439,7 @@ static int txn_end(pg_store *st, pg_txn *t, bool commit, zbso_err *err)
     int rc = 0;
     if (!t->begun || t->broken) {
         /* Nothing was sent, or nothing more can be: no transaction to end here. */
-    } else if (commit && !t->read_only) {
+    } else if (commit && !t->base.read_only) {
         if (st->echo_sql)
             log_info("sql: COMMIT");
         PGresult *r = PQexec(t->c->db, "COMMIT");
@@ -483,9 +483,9 @@ static int pg_run_unit(pg_store *st, bool read_only, store_work_fn fn, void *arg
     for (int attempt = 1, stale_runs = 0;; attempt++) {
         pg_txn t;
         memset(&t, 0, sizeof t);
-        t.base.ops = read_only ? &st->read_ops : &pg_ops;
+        t.base.ops = &pg_ops;
+        t.base.read_only = read_only;
         t.st = st;
-        t.read_only = read_only;
         t.begin_sql = read_only ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN";
         err_clear(err);
         if ((rc = pool_get(st, &t.c, err)) < 0)
@@ -564,7 +564,6 @@ static int pg_open(const char *url, const store_options *opt, store **out, zbso_
     st->base.shown = st->shown;
     pthread_mutex_init(&st->mu, NULL);
     pthread_cond_init(&st->cv, NULL);
-    store_ops_read_only(&pg_ops, &st->read_ops);
     st->echo_sql = opt->echo_sql;
     if ((rc = pgurl_parse(url, opt->db_user, opt->db_password, &st->url, err)) < 0)
         goto out;
@@ -620,7 +619,6 @@ static void pg_close(store *base)
 }
 
 const store_backend store_postgresql_backend = {
-    .version = 2,
     .name = "postgresql",
     .open = pg_open,
     .close = pg_close,

@@ -260,7 +260,7 @@ static void job_params(params *p, const zbso_job *job, char *bs, size_t bs_cap, 
     p->v[22] = rng;
     p_i64(p, 23, job->num_trials);
     p_f64(p, 24, job->created_at);
-    p_i64(p, 25, job->version);
+    p_i64(p, 25, job->revision);
 }
 
 /* Reads a jobs row (JOB_COLS order). Returns 0, or ZBSO_ESTORE when batch_sizes or
@@ -314,7 +314,7 @@ static int r_job(const PGresult *r, zbso_job *job, zbso_err *err)
                        " \"%.100s\"", sp->job_id, rng);
     job->num_trials = r_i64(r, 0, 23);
     job->created_at = r_f64(r, 0, 24);
-    job->version = r_i64(r, 0, 25);
+    job->revision = r_i64(r, 0, 25);
     return 0;
 }
 
@@ -327,7 +327,7 @@ static int q_job_get(store_txn *tb, const char *id, bool for_update, zbso_job *o
 {
     pg_txn *t = txn_of(tb);
     const char *v[1] = {id};
-    PGresult *r = pg_run(t, for_update && !t->read_only ? S_JOB_GET_LOCK : S_JOB_GET, v,
+    PGresult *r = pg_run(t, for_update && !t->base.read_only ? S_JOB_GET_LOCK : S_JOB_GET, v,
                       "job_get", id, err);
     int rc;
     if (r == NULL)
@@ -380,7 +380,7 @@ static int q_job_update(store_txn *tb, const zbso_job *job, zbso_err *err)
     p_i64(&p, 4, job->min_cost_batch_size);
     p.v[5] = rng;
     p_i64(&p, 6, job->num_trials);
-    p_i64(&p, 7, job->version);
+    p_i64(&p, 7, job->revision);
     PGresult *r = pg_run(t, S_JOB_UPDATE, p.v, "job_update", job->spec.job_id, err);
     if (r == NULL)
         return t->first.code;

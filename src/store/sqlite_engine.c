@@ -74,7 +74,6 @@ typedef struct sq_store {
     sq_conn *free_readers;
     int n_readers;               /* open or being opened */
     int n_free;
-    store_txn_ops read_ops;      /* sq_ops with writes refused */
     bool echo_sql;
 
     /* The checkpointer: its own connection, woken by the writer's WAL hook. */
@@ -333,7 +332,7 @@ static int sq_exec_read(store *base, store_work_fn fn, void *arg, zbso_err *err)
                        "store_exec_read called inside a unit of work on %s", st->path);
     if ((rc = reader_get(st, &c, err)) < 0)
         return rc;
-    sq_txn txn = {.base = {.ops = &st->read_ops}, .c = c};
+    sq_txn txn = {.base = {.ops = &sq_ops, .read_only = true}, .c = c};
     rc = sq_run(c, S_BEGIN_READ, "BEGIN", NULL, err);
     if (rc == 0) {
         read_unit = st;
@@ -489,7 +488,6 @@ static int sq_open(const char *url, const store_options *opt, store **out, zbso_
     snprintf(st->path, sizeof st->path, "%s", path);
     st->w.path = st->path;
     st->echo_sql = opt->echo_sql;
-    store_ops_read_only(&sq_ops, &st->read_ops);
     pthread_mutex_init(&st->mu, NULL);
     pthread_cond_init(&st->cv_work, NULL);
     pthread_mutex_init(&st->rmu, NULL);
@@ -571,7 +569,6 @@ static void sq_close(store *base)
 }
 
 const store_backend store_sqlite_backend = {
-    .version = 2,
     .name = "sqlite",
     .open = sq_open,
     .close = sq_close,

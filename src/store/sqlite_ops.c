@@ -81,8 +81,9 @@ static const char *const schema_v2[] = {
     NULL,
 };
 
-/* Version 3: the job's version (zbso_job.version); an existing job starts at 1, as if
- * just registered: only the order of later changes matters. */
+/* Version 3: the job's revision (zbso_job.revision) in column "version" (the name the
+ * released schema has); an existing job starts at 1, as if just registered: only the
+ * order of later changes matters. */
 static const char *const schema_v3[] = {
     "ALTER TABLE jobs ADD COLUMN version INTEGER NOT NULL DEFAULT 1;",
     "PRAGMA user_version = 3;",
@@ -256,7 +257,7 @@ static void bind_job(sqlite3_stmt *s, const zbso_job *job)
     sqlite3_bind_text(s, 23, rng, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 24, job->num_trials);
     bind_double(s, 25, job->created_at);
-    sqlite3_bind_int64(s, 26, job->version);
+    sqlite3_bind_int64(s, 26, job->revision);
 }
 
 /* Reads a jobs row (JOB_COLS order). Returns 0, or ZBSO_ESTORE when batch_sizes or
@@ -308,7 +309,7 @@ static int col_job(sqlite3_stmt *s, zbso_job *job, zbso_err *err)
                        sp->job_id, rng != NULL ? rng : "NULL");
     job->num_trials = sqlite3_column_int64(s, 23);
     job->created_at = col_double(s, 24);
-    job->version = sqlite3_column_int64(s, 25);
+    job->revision = sqlite3_column_int64(s, 25);
     return 0;
 }
 

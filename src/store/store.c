@@ -1,7 +1,7 @@
 /* store.c: picks a backend from a database URL and forwards open/close/exec to it; owns
  * the schema policy (create, migrate or refuse, with its messages) on top of each
- * backend's schema primitives; holds what every backend's read-only units share. No
- * database state of its own and no backend's internals. */
+ * backend's schema primitives, and the refusal of writes in read-only units. No database
+ * state of its own and no backend's internals. */
 #include <string.h>
 
 #include "store/storeInt.h"
@@ -208,76 +208,13 @@ int store_exec(store *st, store_work_fn fn, void *arg, zbso_err *err)
     return st->backend->exec(st, fn, arg, err);
 }
 
-/* Runs fn read-only; through exec for a backend older than version 2. */
+/* Runs fn read-only (store_backend.exec_read). */
 int store_exec_read(store *st, store_work_fn fn, void *arg, zbso_err *err)
 {
-    const store_backend *b = st->backend;
-    if (b->version >= 2 && b->exec_read != NULL)
-        return b->exec_read(st, fn, arg, err);
-    return b->exec(st, fn, arg, err);
+    return st->backend->exec_read(st, fn, arg, err);
 }
 
-/* The write operations of a read-only unit: each changes nothing and says which
- * operation a read-only unit of work tried. */
-static int refuse(zbso_err *err, const char *op)
+int store_write_refused(const char *op, zbso_err *err)
 {
     return err_set(err, ZBSO_EINTERNAL, "%s called in a read-only unit of work", op);
-}
-
-static int ro_job_insert(store_txn *t, const zbso_job *job, zbso_err *err)
-{
-    return refuse(err, "job_insert");
-}
-
-static int ro_job_update(store_txn *t, const zbso_job *job, zbso_err *err)
-{
-    return refuse(err, "job_update");
-}
-
-static int ro_job_delete(store_txn *t, const char *job_id, zbso_err *err)
-{
-    return refuse(err, "job_delete");
-}
-
-static int ro_trial_insert(store_txn *t, const char *job_id, const zbso_trial *trial,
-                           zbso_err *err)
-{
-    return refuse(err, "trial_insert");
-}
-
-static int ro_trial_update(store_txn *t, const char *job_id, const zbso_trial *trial,
-                           zbso_err *err)
-{
-    return refuse(err, "trial_update");
-}
-
-static int ro_trials_fail_stale(store_txn *t, const char *job_id, double cutoff, double now,
-                                int64_t *n_failed, zbso_err *err)
-{
-    if (n_failed != NULL)
-        *n_failed = 0;
-    return refuse(err, "trials_fail_stale");
-}
-
-static int ro_arm_put(store_txn *t, const char *job_id, const zbso_arm *arm, zbso_err *err)
-{
-    return refuse(err, "arm_put");
-}
-
-void store_ops_read_only(const store_txn_ops *rw, store_txn_ops *ro)
-{
-    *ro = (store_txn_ops){
-        .job_get = rw->job_get,
-        .job_insert = ro_job_insert,
-        .job_update = ro_job_update,
-        .job_delete = ro_job_delete,
-        .job_ids = rw->job_ids,
-        .trial_insert = ro_trial_insert,
-        .trial_get = rw->trial_get,
-        .trial_update = ro_trial_update,
-        .trials_list = rw->trials_list,
-        .trials_fail_stale = ro_trials_fail_stale,
-        .arms_get = rw->arms_get,
-        .arm_put = ro_arm_put,
-    };
 }

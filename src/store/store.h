@@ -1,7 +1,8 @@
 /* store.h: the storage interface (SPEC §3.7, §4). Domain operations on jobs, trials and
  * arms, run inside units of work that a backend executes atomically and durably. A backend
- * is a struct of function pointers with a version field (like sqlite3_vfs); one per
- * database, each owning its SQL and migrations. Knows nothing of HTTP or JSON. */
+ * is a struct of function pointers (like sqlite3_vfs, without its version field: every
+ * backend is built in); one per database, each owning its SQL, while store.c owns the
+ * schema policy. Knows nothing of HTTP or JSON. */
 #ifndef ZBSO_STORE_STORE_H
 #define ZBSO_STORE_STORE_H
 
@@ -71,6 +72,9 @@ typedef struct store_txn_ops {
 
 struct store_txn {
     const store_txn_ops *ops;
+    /* A unit of exec_read: the write operations below change nothing and fail with
+     * ZBSO_EINTERNAL naming themselves (store_write_refused), whatever the backend. */
+    bool read_only;
 };
 
 /* A unit of work: runs inside a transaction; returns 0 to commit, a negative code to roll
@@ -98,10 +102,8 @@ typedef struct store_options {
 typedef int (*store_schema_plan_fn)(void *ctx, int version, bool foreign_tables, int *to,
                                     zbso_err *err);
 
-/* A backend. Version 1 has the members up to schema_run; version 2 adds exec_read
- * (store_exec_read falls back to exec for a version 1 backend). */
+/* A backend. Every member is set. */
 typedef struct store_backend {
-    int version;
     const char *name;                    /* "sqlite", "postgresql" */
     /* Opens the database at url (already known to be this backend's scheme) as it is:
      * store_open then checks its schema (opt's create_if_empty, migrate, any_schema)
@@ -132,11 +134,11 @@ typedef struct store_backend {
      * database error naming the step that failed (nothing changed either). */
     int (*schema_run)(store *st, store_schema_plan_fn plan, void *ctx, zbso_err *err);
 
-    /* Version 2. Runs fn in a read-only snapshot of committed data, in the calling thread,
+    /* Runs fn in a read-only snapshot of committed data, in the calling thread,
      * without queueing behind writes. The snapshot holds only what exec has committed, and
      * exec answers only after its commit is durable, so an answer decided here never
-     * rests on state that could be lost. In fn, the write operations of store_txn_ops
-     * fail with ZBSO_EINTERNAL and change nothing. Safe to call from many threads at
+     * rests on state that could be lost. fn gets a store_txn with read_only set: its
+     * write operations fail with ZBSO_EINTERNAL and change nothing. Safe to call from many threads at
      * once. Returns fn's code, a database error, or ZBSO_EINTERNAL when called inside a
      * unit of work of st (exec or exec_read). */
     int (*exec_read)(store *st, store_work_fn fn, void *arg, zbso_err *err);
@@ -161,8 +163,7 @@ const store_backend *store_backend_for_url(const char *url, zbso_err *err);
 int store_open(const char *url, const store_options *opt, store **out, zbso_err *err);
 void store_close(store *st);
 int store_exec(store *st, store_work_fn fn, void *arg, zbso_err *err);
-/* Runs fn as a read-only unit of work (store_backend.exec_read); for a backend without
- * exec_read, as a unit of work through exec, which gives the same answers, only slower. */
+/* Runs fn as a read-only unit of work (store_backend.exec_read). */
 int store_exec_read(store *st, store_work_fn fn, void *arg, zbso_err *err);
 
 /* The schema version of st's database (0: empty). Returns 0 or a database error. */
@@ -176,31 +177,52 @@ int store_migrate(store *st, int to, zbso_err *err);
 int store_migrate_sql(const store_backend *b, int from, int to,
                       void (*fn)(void *ctx, const char *sql), void *ctx, zbso_err *err);
 
-/* Short wrappers so callers write store_job_get(t, ...) */
+/* The answer of a write operation in a read-only unit: ZBSO_EINTERNAL with err saying
+ * which operation it was. */
+int store_write_refused(const char *op, zbso_err *err);
+
+/* Short wrappers so callers write store_job_get(t, ...); the write operations refuse in a
+ * read-only unit before reaching the backend. */
 static inline int store_job_get(store_txn *t, const char *id, bool upd, zbso_job *o, zbso_err *e)
 { return t->ops->job_get(t, id, upd, o, e); }
 static inline int store_job_insert(store_txn *t, const zbso_job *j, zbso_err *e)
-{ return t->ops->job_insert(t, j, e); }
+{ return t->read_only ? store_write_refused("job_insert", e) : t->ops->job_insert(t, j, e); }
 static inline int store_job_update(store_txn *t, const zbso_job *j, zbso_err *e)
-{ return t->ops->job_update(t, j, e); }
+{ return t->read_only ? store_write_refused("job_update", e) : t->ops->job_update(t, j, e); }
 static inline int store_job_delete(store_txn *t, const char *id, zbso_err *e)
-{ return t->ops->job_delete(t, id, e); }
-static inline int store_trial_insert(store_txn *t, const char *id, const zbso_trial *tr, zbso_err *e)
-{ return t->ops->trial_insert(t, id, tr, e); }
-static inline int store_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *o, zbso_err *e)
+{ return t->read_only ? store_write_refused("job_delete", e) : t->ops->job_delete(t, id, e); }
+static inline int store_trial_insert(store_txn *t, const char *id, const zbso_trial *tr,
+                                     zbso_err *e)
+{
+    return t->read_only ? store_write_refused("trial_insert", e)
+                        : t->ops->trial_insert(t, id, tr, e);
+}
+static inline int store_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *o,
+                                  zbso_err *e)
 { return t->ops->trial_get(t, id, n, o, e); }
-static inline int store_trial_update(store_txn *t, const char *id, const zbso_trial *tr, zbso_err *e)
-{ return t->ops->trial_update(t, id, tr, e); }
+static inline int store_trial_update(store_txn *t, const char *id, const zbso_trial *tr,
+                                     zbso_err *e)
+{
+    return t->read_only ? store_write_refused("trial_update", e)
+                        : t->ops->trial_update(t, id, tr, e);
+}
 static inline int store_trials_list(store_txn *t, const char *id, const store_trial_query *q,
                                     store_trial_fn fn, void *ctx, zbso_err *e)
 { return t->ops->trials_list(t, id, q, fn, ctx, e); }
 static inline int store_trials_fail_stale(store_txn *t, const char *id, double cutoff,
                                           double now, int64_t *n, zbso_err *e)
-{ return t->ops->trials_fail_stale(t, id, cutoff, now, n, e); }
+{
+    if (t->read_only) {
+        if (n != NULL)
+            *n = 0;
+        return store_write_refused("trials_fail_stale", e);
+    }
+    return t->ops->trials_fail_stale(t, id, cutoff, now, n, e);
+}
 static inline int store_arms_get(store_txn *t, const char *id, zbso_arm *o, size_t cap,
                                  size_t *n, zbso_err *e)
 { return t->ops->arms_get(t, id, o, cap, n, e); }
 static inline int store_arm_put(store_txn *t, const char *id, const zbso_arm *a, zbso_err *e)
-{ return t->ops->arm_put(t, id, a, e); }
+{ return t->read_only ? store_write_refused("arm_put", e) : t->ops->arm_put(t, id, a, e); }
 
 #endif

@@ -93,7 +93,7 @@ static void make_job(zbso_job *j, const char *id)
     j->min_cost_batch_size = 16;
     j->exp_default_batch_size = 16;
     rng_seed_u64(&j->rng, 7);
-    j->version = 1;
+    j->revision = 1;
 }
 
 static int u_insert(store_txn *t, void *arg, zbso_err *err)
@@ -144,7 +144,7 @@ static int u_next_trial(store_txn *t, lock_case *c, bool is_a, zbso_err *err)
         c->b_saw = j.num_trials;
     }
     j.num_trials++;
-    j.version++;
+    j.revision++;
     zbso_trial tr = {.trial_number = j.num_trials, .batch_size = 8, .start_time = 1.0,
                      .lease_renewed_at = 1.0, .time = NAN, .energy = NAN, .metric = NAN};
     if ((rc = store_trial_insert(t, "locked", &tr, err)) < 0 ||

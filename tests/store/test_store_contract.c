@@ -124,7 +124,7 @@ static void make_job(zbso_job *j, const char *id)
     rng_next_u64(&j->rng);
     j->num_trials = 3;
     j->created_at = 1700000000.25;
-    j->version = 5;
+    j->revision = 5;
 }
 
 static void assert_job_equal(const zbso_job *a, const zbso_job *b)
@@ -162,7 +162,7 @@ static void assert_job_equal(const zbso_job *a, const zbso_job *b)
     assert_int_equal(a->rng.has_uint32, b->rng.has_uint32);
     assert_int_equal(a->rng.uinteger, b->rng.uinteger);
     assert_int_equal(a->num_trials, b->num_trials);
-    assert_int_equal(a->version, b->version);
+    assert_int_equal(a->revision, b->revision);
     assert_true(a->created_at == b->created_at);
 }
 
@@ -401,7 +401,7 @@ static void test_job_update_every_field(void **state)
     upd.rng.has_uint32 = 1;
     upd.rng.uinteger = 0xDEADBEEFu;
     upd.num_trials = 99;
-    upd.version = 6;
+    upd.revision = 6;
     zbso_job sent = upd;
     sent.spec.eta_knob = 0.75; /* the spec is immutable: job_update must not write it */
     sent.created_at = 5.0;
@@ -1236,7 +1236,7 @@ static void test_schema_versions(void **state)
         get_arg ga = {.id = "v2-job"};
         assert_int_equal(store_exec(st, u_job_get, &ga, &err), 0);
         const zbso_job got = ga.job;
-        assert_int_equal(got.version, 1);
+        assert_int_equal(got.revision, 1);
         assert_int_equal(got.num_trials, 4);
         assert_int_equal(got.spec.n_batch_sizes, 2);
         assert_int_equal(got.spec.mab_seed, 7);
