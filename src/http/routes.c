@@ -137,10 +137,15 @@ static void jobs_delete(const http_ctx *ctx, struct MHD_Connection *c, const cha
         http_reply_static(r, 200, NULL_BODY);
 }
 
+/* 200 only while the store can take writes (store_health); else 503 naming the cause. */
 static void healthz_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
                         size_t len, http_reply *r)
 {
-    http_reply_static(r, 200, "{\"status\":\"ok\"}");
+    int rc = store_health(ctx->st, &r->err);
+    if (rc < 0)
+        http_reply_error(r, rc);
+    else
+        http_reply_static(r, 200, "{\"status\":\"ok\"}");
 }
 
 /* Every route; a path listed twice serves two methods and shares one Allow value. */

@@ -101,6 +101,11 @@ typedef struct pg_schema_arg {
  * the translated failure of the step that failed. */
 int pg_schema_unit(store_txn *t, void *arg, zbso_err *err);
 
+/* Unit of work (arg unused) that runs a write statement changing nothing, which fails as
+ * writes would on a database that takes none (read-only, unreachable). Returns 0 or the
+ * translated failure. */
+int pg_write_probe_unit(store_txn *t, void *arg, zbso_err *err);
+
 /* ---- pg_engine.c ---- */
 
 /* Records a failed statement in t and err. Translates: a lost connection, a shutdown or

@@ -618,6 +618,12 @@ static void pg_close(store *base)
     free(st);
 }
 
+/* One round trip or two: the write probe as a unit of work. */
+static int pg_health(store *base, zbso_err *err)
+{
+    return pg_exec(base, pg_write_probe_unit, NULL, err);
+}
+
 const store_backend store_postgresql_backend = {
     .name = "postgresql",
     .open = pg_open,
@@ -628,4 +634,5 @@ const store_backend store_postgresql_backend = {
     .schema_lock_sql = PG_SCHEMA_LOCK_SQL,
     .schema_run = pg_schema_run,
     .exec_read = pg_exec_read,
+    .health = pg_health,
 };

@@ -689,3 +689,12 @@ int pg_schema_unit(store_txn *tb, void *argp, zbso_err *err)
     }
     return 0;
 }
+
+/* A write statement that changes nothing: PostgreSQL still refuses it in a read-only
+ * transaction (a hot standby, default_transaction_read_only), and running it needs a
+ * live connection. */
+int pg_write_probe_unit(store_txn *tb, void *arg, zbso_err *err)
+{
+    return pg_run_simple(txn_of(tb), "UPDATE zbso_schema SET version = version WHERE false",
+                         "the write probe", err);
+}

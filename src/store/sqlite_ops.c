@@ -148,15 +148,74 @@ static const char *const stmt_sql[S_COUNT] = {
 
 /* ---- statements ---- */
 
+int sq_fault(sqlite3 *db, int rc, char *cause, size_t cap)
+{
+    int sys = db != NULL ? sqlite3_system_errno(db) : 0;
+    const char *what;
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        what = "the database is locked by another connection or process";
+        break;
+    case SQLITE_FULL:
+        what = "the disk is full";
+        break;
+    case SQLITE_IOERR:
+        switch (rc) {
+        case SQLITE_IOERR_WRITE:
+            what = "I/O error while writing";
+            break;
+        case SQLITE_IOERR_FSYNC:
+        case SQLITE_IOERR_DIR_FSYNC:
+            what = "I/O error while syncing to disk";
+            break;
+        case SQLITE_IOERR_READ:
+        case SQLITE_IOERR_SHORT_READ:
+            what = "I/O error while reading";
+            break;
+        default:
+            what = "I/O error";
+            break;
+        }
+        break;
+    case SQLITE_READONLY:
+        what = "the database cannot be written";
+        break;
+    case SQLITE_CANTOPEN:
+        what = "a database file cannot be opened";
+        break;
+    default:
+        cause[0] = '\0';
+        return ZBSO_ESTORE;
+    }
+    if (sys != 0 && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+        snprintf(cause, cap, "%s: %s", what, strerror(sys));
+    else
+        snprintf(cause, cap, "%s", what);
+    return ZBSO_EUNAVAIL;
+}
+
 int sq_fail(sq_conn *c, int rc, const char *what, const char *job_id, zbso_err *err)
 {
-    int prim = rc & 0xff;
-    int code = prim == SQLITE_BUSY || prim == SQLITE_LOCKED ? ZBSO_EUNAVAIL : ZBSO_ESTORE;
+    char cause[160];
+    int code = sq_fault(c->db, rc, cause, sizeof cause);
+    if (code == ZBSO_EUNAVAIL && job_id == NULL)
+        return err_set(err, code, "sqlite: %s failed on %s: %s (%s, code %d)", what, c->path,
+                       cause, sqlite3_errmsg(c->db), rc);
+    if (code == ZBSO_EUNAVAIL)
+        return err_set(err, code, "sqlite: %s for job \"%.300s\" failed on %s: %s (%s, code"
+                       " %d)", what, job_id, c->path, cause, sqlite3_errmsg(c->db), rc);
     if (job_id == NULL)
         return err_set(err, code, "sqlite: %s failed on %s: %s (code %d)", what, c->path,
                        sqlite3_errmsg(c->db), rc);
     return err_set(err, code, "sqlite: %s for job \"%.300s\" failed: %s (code %d)", what,
                    job_id, sqlite3_errmsg(c->db), rc);
+}
+
+int sq_code(sq_conn *c)
+{
+    char cause[160];
+    return sq_fault(c->db, sqlite3_extended_errcode(c->db), cause, sizeof cause);
 }
 
 sqlite3_stmt *sq_stmt(sq_conn *c, int id, zbso_err *err)
@@ -165,8 +224,9 @@ sqlite3_stmt *sq_stmt(sq_conn *c, int id, zbso_err *err)
         int rc = sqlite3_prepare_v3(c->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
                                     &c->stmts[id], NULL);
         if (rc != SQLITE_OK) {
-            err_set(err, ZBSO_ESTORE, "sqlite: preparing \"%.200s\" failed: %s", stmt_sql[id],
-                    sqlite3_errmsg(c->db));
+            char what[240];
+            snprintf(what, sizeof what, "preparing \"%.200s\"", stmt_sql[id]);
+            sq_fail(c, rc, what, NULL, err);
             return NULL;
         }
     }
@@ -177,7 +237,7 @@ int sq_run(sq_conn *c, int id, const char *what, const char *job_id, zbso_err *e
 {
     sqlite3_stmt *s = sq_stmt(c, id, err);
     if (s == NULL)
-        return ZBSO_ESTORE;
+        return sq_code(c);
     int rc = sqlite3_step(s);
     int out = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : sq_fail(c, rc, what, job_id, err);
     sqlite3_reset(s);
@@ -377,7 +437,7 @@ static int q_job_get(store_txn *t, const char *id, bool for_update, zbso_job *ou
     sq_conn *c = txn_conn(t);
     sqlite3_stmt *s = sq_stmt(c, S_JOB_GET, err);
     if (s == NULL)
-        return ZBSO_ESTORE;
+        return sq_code(c);
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
     int rc = sqlite3_step(s), out_rc;
     if (rc == SQLITE_ROW)
@@ -395,7 +455,7 @@ static int q_job_insert(store_txn *t, const zbso_job *job, zbso_err *err)
     sq_conn *c = txn_conn(t);
     sqlite3_stmt *s = sq_stmt(c, S_JOB_INSERT, err);
     if (s == NULL)
-        return ZBSO_ESTORE;
+        return sq_code(c);
     bind_job(s, job);
     int rc = sq_write(c, s, "job_insert", job->spec.job_id, NULL, err);
     if (rc == ZBSO_ECONFLICT)
@@ -412,7 +472,7 @@ static int q_job_update(store_txn *t, const zbso_job *job, zbso_err *err)
     sqlite3_stmt *s = sq_stmt(c, S_JOB_UPDATE, err);
     int64_t n = 0;
     if (s == NULL)
-        return ZBSO_ESTORE;
+        return sq_code(c);
     bind_job(s, job);
     int rc = sq_write(c, s, "job_update", job->spec.job_id, &n, err);
     if (rc == 0 && n == 0)
@@ -427,7 +487,7 @@ static int q_job_delete(store_txn *t, const char *id, zbso_err *err)
     sqlite3_stmt *s = sq_stmt(c, S_JOB_DELETE, err);
     int64_t n = 0;
     if (s == NULL)
-        return ZBSO_ESTORE;
+        return sq_code(c);
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
     int rc = sq_write(c, s, "job_delete", id, &n, err);
     if (rc == 0 && n == 0)
@@ -443,7 +503,7 @@ static int q_job_ids(store_txn *t, int (*fn)(void *ctx, const char *job_id), voi
     char id[ZBSO_ID_MAX + 1];
     int rc, out = 0;
     if (s == NULL)
-        return ZBSO_ESTORE;
+        return sq_code(c);
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         col_text(s, 0, id, sizeof id);
         out = fn(ctx, id);
@@ -463,7 +523,7 @@ static int q_trial_insert(store_txn *t, const char *id, const zbso_trial *trial,
     sq_conn *c = txn_conn(t);
     sqlite3_stmt *s = sq_stmt(c, S_TRIAL_INSERT, err);
     if (s == NULL)
-        return ZBSO_ESTORE;
+        return sq_code(c);
     bind_trial(s, id, trial);
     int rc = sq_write(c, s, "trial_insert", id, NULL, err);
     if (rc == ZBSO_ECONFLICT)
@@ -478,7 +538,7 @@ static int q_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *out,
     sq_conn *c = txn_conn(t);
     sqlite3_stmt *s = sq_stmt(c, S_TRIAL_GET, err);
     if (s == NULL)
-        return ZBSO_ESTORE;
+        return sq_code(c);
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, n);
     int rc = sqlite3_step(s), out_rc = 0;
@@ -500,7 +560,7 @@ static int q_trial_update(store_txn *t, const char *id, const zbso_trial *trial,
     sqlite3_stmt *s = sq_stmt(c, S_TRIAL_UPDATE, err);
     int64_t n = 0;
     if (s == NULL)
-        return ZBSO_ESTORE;
+        return sq_code(c);
     bind_trial(s, id, trial);
     int rc = sq_write(c, s, "trial_update", id, &n, err);
     if (rc == 0 && n == 0)
@@ -519,7 +579,7 @@ static int q_trials_list(store_txn *t, const char *id, const store_trial_query *
     zbso_trial tr;
     int rc, out = 0;
     if (s == NULL)
-        return ZBSO_ESTORE;
+        return sq_code(c);
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, q->type_mask ? (int64_t)q->type_mask : (int64_t)UINT32_MAX);
     sqlite3_bind_int64(s, 3, q->status_mask ? (int64_t)q->status_mask : (int64_t)UINT32_MAX);
@@ -545,7 +605,7 @@ static int q_trials_fail_stale(store_txn *t, const char *id, double cutoff, doub
     sq_conn *c = txn_conn(t);
     sqlite3_stmt *s = sq_stmt(c, S_TRIALS_FAIL_STALE, err);
     int64_t n = 0;
-    int rc = ZBSO_ESTORE;
+    int rc = sq_code(c);
     if (s != NULL) {
         sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
         bind_double(s, 2, cutoff);
@@ -566,7 +626,7 @@ static int q_arms_get(store_txn *t, const char *id, zbso_arm *out, size_t cap,
     int rc, out_rc = 0;
     *n_out = 0;
     if (s == NULL)
-        return ZBSO_ESTORE;
+        return sq_code(c);
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         if (n == cap) {
@@ -595,7 +655,7 @@ static int q_arm_put(store_txn *t, const char *id, const zbso_arm *arm, zbso_err
     sq_conn *c = txn_conn(t);
     sqlite3_stmt *s = sq_stmt(c, S_ARM_PUT, err);
     if (s == NULL)
-        return ZBSO_ESTORE;
+        return sq_code(c);
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, arm->batch_size);
     bind_double(s, 3, arm->param_mean);
@@ -619,16 +679,21 @@ const store_txn_ops sq_ops = {
     .arm_put = q_arm_put,
 };
 
+static int read_version(sq_conn *c, int *out, zbso_err *err);
+
 /* Runs the steps that take the database from version `from` to `to`, in the caller's
- * transaction. Returns 0 or ZBSO_ESTORE naming the statement that failed. */
+ * transaction. Returns 0 or sq_fault's code naming the statement that failed. */
 static int apply_steps(sq_conn *c, int from, int to, zbso_err *err)
 {
     for (int v = from + 1; v <= to; v++) {
         for (const char *const *sql = sq_schema_steps[v - 1]; *sql != NULL; sql++) {
-            char *msg = NULL;
-            if (sqlite3_exec(c->db, *sql, NULL, NULL, &msg) != SQLITE_OK) {
-                int rc = err_set(err, ZBSO_ESTORE, "%s: migration to schema version %d failed: %s",
-                                 c->path, v, msg != NULL ? msg : sqlite3_errmsg(c->db));
+            char *msg = NULL, cause[160];
+            int rc = sqlite3_exec(c->db, *sql, NULL, NULL, &msg);
+            if (rc != SQLITE_OK) {
+                int code = sq_fault(c->db, rc, cause, sizeof cause);
+                rc = err_set(err, code, "%s: migration to schema version %d failed: %s%s%s",
+                             c->path, v, msg != NULL ? msg : sqlite3_errmsg(c->db),
+                             cause[0] ? "; " : "", cause);
                 sqlite3_free(msg);
                 return rc;
             }
@@ -637,12 +702,26 @@ static int apply_steps(sq_conn *c, int from, int to, zbso_err *err)
     return 0;
 }
 
+/* A write that changes nothing visible: user_version set to what it is. Committed, it
+ * proves that the database can be written now. */
+int sq_write_probe_unit(store_txn *t, void *arg, zbso_err *err)
+{
+    sq_conn *c = txn_conn(t);
+    char sql[64];
+    int version = 0, rc;
+    if ((rc = read_version(c, &version, err)) < 0)
+        return rc;
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d", version);
+    rc = sqlite3_exec(c->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : sq_fail(c, rc, "the write probe", NULL, err);
+}
+
 /* Reads PRAGMA user_version. Returns 0 or a translated error. */
 static int read_version(sq_conn *c, int *out, zbso_err *err)
 {
     sqlite3_stmt *s = sq_stmt(c, S_USER_VERSION, err);
     if (s == NULL)
-        return ZBSO_ESTORE;
+        return sq_code(c);
     int rc = sqlite3_step(s), out_rc = 0;
     if (rc == SQLITE_ROW)
         *out = sqlite3_column_int(s, 0);

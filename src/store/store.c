@@ -188,6 +188,8 @@ int store_open(const char *url, const store_options *opt, store **out, zbso_err 
     schema_plan p = {.st = st, .opt = opt};
     if ((rc = schema_apply(st, &p, err)) < 0)
         goto out;
+    if (!opt->any_schema && (rc = store_health(st, err)) < 0)
+        goto out;
     *out = st;
     st = NULL;
 out:
@@ -212,6 +214,11 @@ int store_exec(store *st, store_work_fn fn, void *arg, zbso_err *err)
 int store_exec_read(store *st, store_work_fn fn, void *arg, zbso_err *err)
 {
     return st->backend->exec_read(st, fn, arg, err);
+}
+
+int store_health(store *st, zbso_err *err)
+{
+    return st->backend->health(st, err);
 }
 
 int store_write_refused(const char *op, zbso_err *err)

@@ -102,7 +102,7 @@ typedef struct store_options {
 typedef int (*store_schema_plan_fn)(void *ctx, int version, bool foreign_tables, int *to,
                                     zbso_err *err);
 
-/* A backend. Every member is set. */
+/* A backend; store_open needs every member set. */
 typedef struct store_backend {
     const char *name;                    /* "sqlite", "postgresql" */
     /* Opens the database at url (already known to be this backend's scheme) as it is:
@@ -142,6 +142,10 @@ typedef struct store_backend {
      * once. Returns fn's code, a database error, or ZBSO_EINTERNAL when called inside a
      * unit of work of st (exec or exec_read). */
     int (*exec_read)(store *st, store_work_fn fn, void *arg, zbso_err *err);
+    /* Returns 0 when a write could be committed now, or ZBSO_EUNAVAIL naming why not (a
+     * storage fault, the database unreachable, read-only, or its files gone). Cheap when
+     * all is well; may commit a write that changes nothing to find out. */
+    int (*health)(store *st, zbso_err *err);
 } store_backend;
 
 struct store {
@@ -158,13 +162,18 @@ const store_backend *store_backend_for_url(const char *url, zbso_err *err);
  * creates the schema in an empty database (create_if_empty), upgrades an older one
  * (migrate), opens any version as it is (any_schema); otherwise refuses with
  * ZBSO_ESCHEMA: an empty database or an older schema naming `zbso migrate`, a newer
- * schema, a database with tables but no zbso schema. Returns 0 with *out set, or a
+ * schema, a database with tables but no zbso schema. Unless any_schema, then refuses a
+ * database that cannot take writes (store_health). Returns 0 with *out set, or a
  * negative code with *out NULL. */
 int store_open(const char *url, const store_options *opt, store **out, zbso_err *err);
 void store_close(store *st);
 int store_exec(store *st, store_work_fn fn, void *arg, zbso_err *err);
 /* Runs fn as a read-only unit of work (store_backend.exec_read). */
 int store_exec_read(store *st, store_work_fn fn, void *arg, zbso_err *err);
+
+/* Whether st can take writes now (store_backend.health): 0, or ZBSO_EUNAVAIL with err
+ * naming the cause. For /healthz; store_open checks it too. */
+int store_health(store *st, zbso_err *err);
 
 /* The schema version of st's database (0: empty). Returns 0 or a database error. */
 int store_schema_version(store *st, int *out, zbso_err *err);
