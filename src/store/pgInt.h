@@ -108,12 +108,21 @@ int pg_write_probe_unit(store_txn *t, void *arg, zbso_err *err);
 
 /* ---- pg_engine.c ---- */
 
-/* Records a failed statement in t and err. Translates: a lost connection, a shutdown or
- * a retryable conflict is ZBSO_EUNAVAIL; unique_violation ZBSO_ECONFLICT;
- * foreign_key_violation ZBSO_ENOTFOUND (the parent job is missing); a data exception
- * (22xxx, e.g. bytes invalid in the database's encoding) ZBSO_EINVAL; insufficient
- * resources (53xxx), lock or statement timeouts ZBSO_EUNAVAIL; the rest ZBSO_ESTORE.
- * r may be NULL (the connection's message is used). Returns the code. */
+/* Translates a SQLSTATE (NULL: none) into a store code, and *cause (may be NULL) into
+ * the words a message gives the faults a retry may outlive, or NULL. ZBSO_EUNAVAIL (503
+ * with Retry-After): a lost connection or a shutdown (08xxx, 57P01-03), a serialization
+ * failure or deadlock (40001, 40P01), insufficient resources such as a full disk (53xxx),
+ * an I/O or system error (58xxx), a read-only transaction (25006: a standby, or
+ * default_transaction_read_only), lock or statement timeouts (55P03, 57014).
+ * unique_violation is ZBSO_ECONFLICT, foreign_key_violation ZBSO_ENOTFOUND (the parent
+ * job is missing), a data exception (22xxx, e.g. bytes invalid in the database's
+ * encoding) ZBSO_EINVAL; the rest ZBSO_ESTORE. Pure. */
+int pg_state_code(const char *state, const char **cause);
+
+/* Records a failed statement in t and err with pg_state_code's code and cause; a lost
+ * connection (whatever the SQLSTATE) is ZBSO_EUNAVAIL and marks t broken, a retryable
+ * conflict marks t for a rerun. r may be NULL (the connection's message is used).
+ * Returns the code. */
 int pg_txn_fail(pg_txn *t, const PGresult *r, const char *what, const char *job_id,
                 zbso_err *err);
 

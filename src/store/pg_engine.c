@@ -52,6 +52,45 @@ static bool state_is_retryable(const char *state)
     return state != NULL && (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0);
 }
 
+int pg_state_code(const char *state, const char **cause)
+{
+    const char *why = NULL;
+    int code = ZBSO_ESTORE;
+    if (state == NULL) {
+        /* no SQLSTATE: a libpq failure, told by the connection's status */
+    } else if (state_is_broken(state)) {
+        code = ZBSO_EUNAVAIL;
+        why = "the database server is unreachable or shutting down";
+    } else if (state_is_retryable(state)) {
+        code = ZBSO_EUNAVAIL;
+        why = "a conflict with a concurrent transaction persisted";
+    } else if (strcmp(state, "23505") == 0) {
+        code = ZBSO_ECONFLICT;
+    } else if (strcmp(state, "23503") == 0) {
+        code = ZBSO_ENOTFOUND;
+    } else if (strncmp(state, "22", 2) == 0) {
+        code = ZBSO_EINVAL;
+    } else if (strcmp(state, "53100") == 0) {
+        code = ZBSO_EUNAVAIL;
+        why = "the database server's disk is full";
+    } else if (strncmp(state, "53", 2) == 0) {
+        code = ZBSO_EUNAVAIL;
+        why = "the database server is out of resources";
+    } else if (strncmp(state, "58", 2) == 0) {
+        code = ZBSO_EUNAVAIL;
+        why = "the database server met an I/O or system error";
+    } else if (strcmp(state, "25006") == 0) {
+        code = ZBSO_EUNAVAIL;
+        why = "the database is read-only (a standby, or default_transaction_read_only)";
+    } else if (strcmp(state, "55P03") == 0 || strcmp(state, "57014") == 0) {
+        code = ZBSO_EUNAVAIL;
+        why = "a lock or statement timeout";
+    }
+    if (cause != NULL)
+        *cause = why;
+    return code;
+}
+
 /* The message of r (or of the connection when r is NULL) as one line, into out. */
 static void result_message(PGconn *db, const PGresult *r, char *out, size_t cap)
 {
@@ -71,36 +110,30 @@ static void result_message(PGconn *db, const PGresult *r, char *out, size_t cap)
 int pg_txn_fail(pg_txn *t, const PGresult *r, const char *what, const char *job_id,
                 zbso_err *err)
 {
-    char msg[384];
+    char msg[384], why[160] = "";
     const char *state = r != NULL ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
-    int code = ZBSO_ESTORE;
+    const char *cause = NULL;
+    int code = pg_state_code(state, &cause);
     result_message(t->c->db, r, msg, sizeof msg);
     if (PQstatus(t->c->db) == CONNECTION_BAD || state_is_broken(state)) {
         t->broken = true;
         code = ZBSO_EUNAVAIL;
     } else if (state_is_retryable(state)) {
         t->retry = true;
-        code = ZBSO_EUNAVAIL;
-    } else if (state != NULL && strcmp(state, "23505") == 0) {
-        code = ZBSO_ECONFLICT;
-    } else if (state != NULL && strcmp(state, "23503") == 0) {
-        code = ZBSO_ENOTFOUND;
-    } else if (state != NULL && strncmp(state, "22", 2) == 0) {
+    } else if (code == ZBSO_EINVAL) {
         /* A value the database cannot take, such as a job id that is not valid in its
          * encoding; the message leaves the id out, since it may not be printable. */
-        code = ZBSO_EINVAL;
         job_id = NULL;
-    } else if (state != NULL && (strncmp(state, "53", 2) == 0 || strcmp(state, "55P03") == 0 ||
-                                 strcmp(state, "57014") == 0)) {
-        code = ZBSO_EUNAVAIL;
     }
+    if (cause != NULL)
+        snprintf(why, sizeof why, "%s: ", cause);
     t->aborted = true;
     if (job_id == NULL)
-        err_set(&t->first, code, "postgresql: %s failed on %s: %s (SQLSTATE %s)", what,
-                t->st->shown, msg, state != NULL ? state : "none");
+        err_set(&t->first, code, "postgresql: %s failed on %s: %s%s (SQLSTATE %s)", what,
+                t->st->shown, why, msg, state != NULL ? state : "none");
     else
-        err_set(&t->first, code, "postgresql: %s for job \"%.300s\" failed: %s (SQLSTATE %s)",
-                what, job_id, msg, state != NULL ? state : "none");
+        err_set(&t->first, code, "postgresql: %s for job \"%.300s\" failed: %s%s (SQLSTATE"
+                " %s)", what, job_id, why, msg, state != NULL ? state : "none");
     if (err != NULL)
         *err = t->first;
     return code;
@@ -135,6 +168,9 @@ int pg_run_simple(pg_txn *t, const char *sql, const char *what, zbso_err *err)
     if (!t->begun) {
         t->begun = true;
         int rc = pg_run_simple(t, t->begin_sql, "BEGIN", err);
+        /* A connection found lost by the unit's BEGIN ran nothing of it: stale, as in
+         * run_first, so the unit moves to the next connection. */
+        t->stale = t->broken;
         if (rc < 0)
             return rc;
     }
