@@ -1,6 +1,6 @@
-/* cmd_migrate.c: `zbso migrate`: takes a database's schema to a version through its
- * backend, or with --sql prints the backend's migration SQL without opening any database.
- * The SQL itself belongs to each backend (src/store); none is written here. */
+/* cmd_migrate.c: `zbso migrate`: takes a database's schema to a version through the store, or
+ * with --sql prints the backend's migration SQL without opening any database. The SQL
+ * and the schema policy belong to src/store; none is written here. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,19 +126,18 @@ static int run_migration(const cli_config *cfg, const store_backend *b, const mi
         status = CLI_EXIT_USAGE;
         goto out;
     }
-    if (b->open(cfg->database_url, &sopt, &st, err) < 0)
+    if (store_open(cfg->database_url, &sopt, &st, err) < 0)
         goto out;
-    if (b->schema_version(st, &before, err) < 0)
+    if (store_schema_version(st, &before, err) < 0)
         goto out;
-    if (b->migrate(st, a->to, err) < 0)
+    if (store_migrate(st, a->to, err) < 0)
         goto out;
-    if (b->schema_version(st, &after, err) < 0)
+    if (store_schema_version(st, &after, err) < 0)
         goto out;
     printf("zbso migrate: %s: schema version %d -> %d\n", shown_url, before, after);
     status = CLI_EXIT_OK;
 out:
-    if (st)
-        b->close(st);
+    store_close(st);
     return status;
 }
 
@@ -157,7 +156,7 @@ int cli_migrate(int argc, char **argv)
     }
     const store_backend *b = store_backend_for_url(cfg.database_url, &err);
     if (a.sql) {
-        if (b->migrate_sql(a.from, a.to, print_sql, stdout, &err) < 0) {
+        if (store_migrate_sql(b, a.from, a.to, print_sql, stdout, &err) < 0) {
             fprintf(stderr, "zbso migrate: %s\n", err.msg);
             status = err.code == ZBSO_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
             goto out;

@@ -22,7 +22,7 @@ typedef struct http_reply {
     const char *allow;               /* 405: the Allow header */
     zbso_err err;
     char job_id[ZBSO_ID_MAX + 1];    /* for the request log; "" when none */
-    int64_t job_version;             /* > 0: sent as X-Zbso-Job-Version (service.h) */
+    int64_t job_revision;            /* > 0: sent as X-Zbso-Job-Version (service.h) */
 } http_reply;
 
 #define HTTP_HEADER_JOB_VERSION "X-Zbso-Job-Version"

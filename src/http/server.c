@@ -239,9 +239,9 @@ static enum MHD_Result queue_reply(struct MHD_Connection *c, const char *method,
         (r->status == 503 &&
          MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1") != MHD_YES))
         goto out;
-    if (r->job_version > 0) {
+    if (r->job_revision > 0) {
         char v[24];
-        snprintf(v, sizeof v, "%lld", (long long)r->job_version);
+        snprintf(v, sizeof v, "%lld", (long long)r->job_revision);
         if (MHD_add_response_header(resp, HTTP_HEADER_JOB_VERSION, v) != MHD_YES)
             goto out;
     }

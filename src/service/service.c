@@ -144,7 +144,7 @@ typedef struct register_work {
     const zbso_job_spec *spec;
     zbso_job_spec *out;
     bool *created;
-    int64_t version;             /* OUT: the job's version after the unit */
+    int64_t revision;            /* OUT: the job's revision after the unit */
 } register_work;
 
 /* Writes "<prefix>-<8 lowercase hex>" from one entropy word into job_id. */
@@ -203,7 +203,7 @@ static int register_fn(store_txn *t, void *arg, zbso_err *err)
             }
             *w->out = existing.spec;
             *w->created = false;
-            w->version = existing.version;
+            w->revision = existing.revision;
             goto out;
         }
         if (rc != ZBSO_ENOTFOUND)
@@ -216,7 +216,7 @@ static int register_fn(store_txn *t, void *arg, zbso_err *err)
     job.has_min_cost = false;
     job.min_cost_batch_size = job.spec.default_batch_size;
     job.num_trials = 0;
-    job.version = 1;
+    job.revision = 1;
     job.created_at = w->env->now(w->env->ctx);
     if (job.spec.has_mab_seed) {
         rng_seed_u64(&job.rng, job.spec.mab_seed);
@@ -233,7 +233,7 @@ static int register_fn(store_txn *t, void *arg, zbso_err *err)
         goto out;
     *w->out = job.spec;
     *w->created = true;
-    w->version = job.version;
+    w->revision = job.revision;
 out:
     return rc;
 }
@@ -259,20 +259,20 @@ static int register_read_fn(store_txn *t, void *arg, zbso_err *err)
                        w->spec->job_id);
     *w->out = existing.spec;
     *w->created = false;
-    w->version = existing.version;
+    w->revision = existing.revision;
     return 0;
 }
 
-/* Stores version into *out when out is not NULL and the unit succeeded; returns rc. */
-static int put_version(int rc, int64_t version, int64_t *out)
+/* Stores revision into *out when out is not NULL and the unit succeeded; returns rc. */
+static int put_revision(int rc, int64_t revision, int64_t *out)
 {
     if (rc == 0 && out != NULL)
-        *out = version;
+        *out = revision;
     return rc;
 }
 
 int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
-                     zbso_job_spec *out, bool *created, int64_t *job_version, zbso_err *err)
+                     zbso_job_spec *out, bool *created, int64_t *job_revision, zbso_err *err)
 {
     register_work w = {env, spec, out, created, 0};
     int rc;
@@ -282,10 +282,10 @@ int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
         *created = true;
         rc = store_exec_read(st, register_read_fn, &w, err);
         if (rc < 0 || !*created)
-            return put_version(rc, w.version, job_version);
+            return put_revision(rc, w.revision, job_revision);
     }
     rc = store_exec(st, register_fn, &w, err);
-    return put_version(rc, w.version, job_version);
+    return put_revision(rc, w.revision, job_revision);
 }
 
 /* ---- next batch size ---- */
@@ -295,7 +295,7 @@ typedef struct next_work {
     const char *job_id;
     const char *key;             /* NULL: the request carries no idempotency key */
     zbso_trial_id *out;
-    int64_t version;             /* OUT: the job's version after the unit */
+    int64_t revision;            /* OUT: the job's revision after the unit */
 } next_work;
 
 /* Loads the job (locked until the unit ends with for_update), 404 naming the id when it
@@ -365,7 +365,7 @@ static int keyed_answer(store_txn *t, next_work *w, const zbso_job *job, double 
     snprintf(w->out->job_id, sizeof w->out->job_id, "%s", job->spec.job_id);
     w->out->batch_size = trial.batch_size;
     w->out->trial_number = trial.trial_number;
-    w->version = job->version;
+    w->revision = job->revision;
     *answered = true;
     return 0;
 }
@@ -429,7 +429,7 @@ static int next_fn(store_txn *t, void *arg, zbso_err *err)
     trial.lease_renewed_at = now;
     if ((rc = store_trial_insert(t, job.spec.job_id, &trial, err)) < 0)
         goto out;
-    job.version++;
+    job.revision++;
     if ((rc = store_job_update(t, &job, err)) < 0)
         goto out;
     if (w->key) {
@@ -440,7 +440,7 @@ static int next_fn(store_txn *t, void *arg, zbso_err *err)
                                               now + lease, err)) < 0)
             goto out;
     }
-    w->version = job.version;
+    w->revision = job.revision;
     snprintf(w->out->job_id, sizeof w->out->job_id, "%s", job.spec.job_id);
     w->out->batch_size = trial.batch_size;
     w->out->trial_number = trial.trial_number;
@@ -451,13 +451,13 @@ out:
 }
 
 int svc_next_batch_size(store *st, const svc_env *env, const char *job_id,
-                        const char *request_key, zbso_trial_id *out, int64_t *job_version,
+                        const char *request_key, zbso_trial_id *out, int64_t *job_revision,
                         zbso_err *err)
 {
     bool keyed = request_key && request_key[0] && env->keys;
     next_work w = {env, job_id, keyed ? request_key : NULL, out, 0};
     int rc = store_exec(st, next_fn, &w, err);
-    return put_version(rc, w.version, job_version);
+    return put_revision(rc, w.revision, job_revision);
 }
 
 /* ---- report ---- */
@@ -467,7 +467,7 @@ typedef struct report_work {
     const zbso_training_result *result;
     zbso_report_response *out;
     bool answered;               /* OUT of report_read_fn: *out is the final answer */
-    int64_t version;             /* OUT: the job's version the answer rests on */
+    int64_t revision;            /* OUT: the job's revision the answer rests on */
 } report_work;
 
 /* Loads the trial named by id; 404 naming it when missing or of another batch size. */
@@ -512,7 +512,7 @@ static int report_read_fn(store_txn *t, void *arg, zbso_err *err)
     if (d.kind == OPT_REPORT_REPEATED || (d.kind == OPT_REPORT_CONTINUE && !d.renew_lease)) {
         *w->out = d.response;
         w->answered = true;
-        w->version = job.version;
+        w->revision = job.revision;
     }
     return 0;
 }
@@ -529,7 +529,7 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
     if ((rc = report_decide(t, w, true, &job, d, err)) < 0)
         goto out;
     *w->out = d->response;
-    w->version = job.version;
+    w->revision = job.revision;
     if (d->kind == OPT_REPORT_REPEATED || (d->kind == OPT_REPORT_CONTINUE && !d->renew_lease))
         goto out;
     if ((rc = store_trial_update(t, job.spec.job_id, &d->trial, err)) < 0)
@@ -539,10 +539,10 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
         job.min_cost = d->cost;
         job.min_cost_batch_size = d->trial.batch_size;
     }
-    job.version++;
+    job.revision++;
     if ((rc = store_job_update(t, &job, err)) < 0)
         goto out;
-    w->version = job.version;
+    w->revision = job.revision;
     if (d->kind == OPT_REPORT_CONTINUE)
         goto out;
     if ((rc = store_arms_get(t, job.spec.job_id, arms, ZBSO_MAX_BATCH_SIZES, &n_arms, err)) < 0)
@@ -568,7 +568,7 @@ out:
 }
 
 int svc_report(store *st, const svc_env *env, const zbso_training_result *result,
-               zbso_report_response *out, int64_t *job_version, zbso_err *err)
+               zbso_report_response *out, int64_t *job_revision, zbso_err *err)
 {
     report_work w = {env, result, out, false, 0};
     /* Decide on a snapshot first; only a report that must store something goes to the
@@ -576,9 +576,9 @@ int svc_report(store *st, const svc_env *env, const zbso_training_result *result
      * in between only changes which of the two answers. */
     int rc = store_exec_read(st, report_read_fn, &w, err);
     if (rc < 0 || w.answered)
-        return put_version(rc, w.version, job_version);
+        return put_revision(rc, w.revision, job_revision);
     rc = store_exec(st, report_fn, &w, err);
-    return put_version(rc, w.version, job_version);
+    return put_revision(rc, w.revision, job_revision);
 }
 
 /* ---- end trial and delete ---- */
@@ -587,7 +587,7 @@ typedef struct end_work {
     const svc_env *env;
     const zbso_trial_id *id;
     bool dispatched;             /* OUT of end_read_fn: the trial is Dispatched */
-    int64_t version;             /* OUT: the job's version after the unit */
+    int64_t revision;            /* OUT: the job's revision after the unit */
 } end_work;
 
 /* Loads the job (locked with for_update, so that this serializes with the job's other
@@ -615,7 +615,7 @@ static int end_read_fn(store_txn *t, void *arg, zbso_err *err)
     int rc = end_load(t, w, false, &job, &trial, err);
     if (rc == 0) {
         w->dispatched = trial.status == ZBSO_TRIAL_DISPATCHED;
-        w->version = job.version;
+        w->revision = job.revision;
     }
     return rc;
 }
@@ -629,31 +629,31 @@ static int end_fn(store_txn *t, void *arg, zbso_err *err)
 
     if ((rc = end_load(t, w, true, &job, &trial, err)) < 0)
         goto out;
-    w->version = job.version;
+    w->revision = job.revision;
     if (trial.status == ZBSO_TRIAL_DISPATCHED) {
         trial.status = ZBSO_TRIAL_FAILED;
         trial.end_time = w->env->now(w->env->ctx);
         if ((rc = store_trial_update(t, w->id->job_id, &trial, err)) < 0)
             goto out;
-        job.version++;
+        job.revision++;
         if ((rc = store_job_update(t, &job, err)) < 0)
             goto out;
-        w->version = job.version;
+        w->revision = job.revision;
     }
 out:
     return rc;
 }
 
 int svc_end_trial(store *st, const svc_env *env, const zbso_trial_id *trial,
-                  int64_t *job_version, zbso_err *err)
+                  int64_t *job_revision, zbso_err *err)
 {
     end_work w = {env, trial, false, 0};
     /* A trial leaves Dispatched for good, so a snapshot that shows it ended is final. */
     int rc = store_exec_read(st, end_read_fn, &w, err);
     if (rc < 0 || !w.dispatched)
-        return put_version(rc, w.version, job_version);
+        return put_revision(rc, w.revision, job_revision);
     rc = store_exec(st, end_fn, &w, err);
-    return put_version(rc, w.version, job_version);
+    return put_revision(rc, w.revision, job_revision);
 }
 
 static int delete_fn(store_txn *t, void *arg, zbso_err *err)

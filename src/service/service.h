@@ -13,10 +13,11 @@
 #include "store/store.h"
 #include "util/err.h"
 
-/* Every operation but delete takes job_version (may be NULL): on success it receives the
- * job's version (zbso_job.version) after the unit, or for an answer read from a snapshot
- * the version of that snapshot. Answers about one job sorted by version (a change first,
- * then the answers that read its version) are the order the database applied them. */
+/* Every operation but delete takes job_revision (may be NULL): on success it receives the
+ * job's revision (zbso_job.revision) after the unit, or for an answer read from a
+ * snapshot the revision of that snapshot. Answers about one job sorted by revision (a
+ * change first, then the answers that read its revision) are the order the database
+ * applied them. */
 
 typedef struct svc_keys svc_keys;
 
@@ -80,7 +81,7 @@ void svc_keys_free(svc_keys *k);
  * true for a new job (201), false for an identical re-registration (200).
  * ZBSO_ECONFLICT: same id, different spec. */
 int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
-                     zbso_job_spec *out, bool *created, int64_t *job_version, zbso_err *err);
+                     zbso_job_spec *out, bool *created, int64_t *job_revision, zbso_err *err);
 
 /* GET /jobs/batch_size. Dispatches a trial and fills *out. request_key (NULL or "": none;
  * at most SVC_KEY_MAX bytes) names the logical request: when env->keys remembers a trial
@@ -88,18 +89,18 @@ int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
  * changes; otherwise the new trial is remembered under it.
  * ZBSO_ENOTFOUND: unknown job. ZBSO_ENOCONV: no batch size converged in pruning. */
 int svc_next_batch_size(store *st, const svc_env *env, const char *job_id,
-                        const char *request_key, zbso_trial_id *out, int64_t *job_version,
+                        const char *request_key, zbso_trial_id *out, int64_t *job_revision,
                         zbso_err *err);
 
 /* POST /report. ZBSO_ENOTFOUND: unknown job or trial (job, batch size and trial number
  * must all match). ZBSO_ECONFLICT: the trial is Failed. */
 int svc_report(store *st, const svc_env *env, const zbso_training_result *result,
-               zbso_report_response *out, int64_t *job_version, zbso_err *err);
+               zbso_report_response *out, int64_t *job_revision, zbso_err *err);
 
 /* PATCH /trials. A Dispatched trial becomes Failed; other states are left as they are.
  * ZBSO_ENOTFOUND: unknown trial. */
 int svc_end_trial(store *st, const svc_env *env, const zbso_trial_id *trial,
-                  int64_t *job_version, zbso_err *err);
+                  int64_t *job_revision, zbso_err *err);
 
 /* DELETE /jobs. ZBSO_ENOTFOUND: unknown job. */
 int svc_delete_job(store *st, const svc_env *env, const char *job_id, zbso_err *err);

@@ -30,7 +30,7 @@ typedef struct mem_job_state {
     int64_t min_cost_batch_size;
     zbso_rng rng;
     int64_t num_trials;
-    int64_t version;
+    int64_t revision;
 } mem_job_state;
 
 enum undo_kind {
@@ -60,7 +60,6 @@ typedef struct mem_store {
     size_t n_jobs, cap_jobs;
     mem_undo *undo;              /* the running unit's log; capacity kept between units */
     size_t n_undo, cap_undo;
-    store_txn_ops read_ops;      /* mem_ops with writes refused, for exec_read */
 } mem_store;
 
 typedef struct mem_txn {
@@ -190,7 +189,7 @@ static void state_get(const zbso_job *job, mem_job_state *s)
 {
     *s = (mem_job_state){job->stage, job->exp_default_batch_size, job->has_min_cost,
                          job->min_cost, job->min_cost_batch_size, job->rng,
-                         job->num_trials, job->version};
+                         job->num_trials, job->revision};
 }
 
 static void state_put(zbso_job *job, const mem_job_state *s)
@@ -202,7 +201,7 @@ static void state_put(zbso_job *job, const mem_job_state *s)
     job->min_cost_batch_size = s->min_cost_batch_size;
     job->rng = s->rng;
     job->num_trials = s->num_trials;
-    job->version = s->version;
+    job->revision = s->revision;
 }
 
 /* Undoes the running unit's changes, newest first, leaving the store as it was. */
@@ -570,7 +569,7 @@ static int m_open(const char *url, const store_options *opt, store **out, zbso_e
         goto out;
     }
     st->base.backend = &store_memory_backend;
-    store_ops_read_only(&mem_ops, &st->read_ops);
+    st->base.shown = "memory://";
     pthread_mutex_init(&st->mu, NULL);
     *out = &st->base;
 out:
@@ -618,7 +617,7 @@ static int m_exec(store *base, store_work_fn fn, void *arg, zbso_err *err)
 static int m_exec_read(store *base, store_work_fn fn, void *arg, zbso_err *err)
 {
     mem_store *st = (mem_store *)base;
-    mem_txn txn = {.base = {.ops = &st->read_ops}, .st = st};
+    mem_txn txn = {.base = {.ops = &mem_ops, .read_only = true}, .st = st};
     if (unit_store == st)
         return err_set(err, ZBSO_EINTERNAL,
                        "store_exec_read called inside a unit of work on memory://");
@@ -630,35 +629,30 @@ static int m_exec_read(store *base, store_work_fn fn, void *arg, zbso_err *err)
     return rc;
 }
 
-static int m_schema_version(store *st, int *out, zbso_err *err)
+/* Process memory has one schema, version 1, always current: the plan sees it as found
+ * and can only keep it. */
+static int m_schema_run(store *st, store_schema_plan_fn plan, void *ctx, zbso_err *err)
 {
-    *out = 1;
-    return 0;
+    int to = 1;
+    int rc = plan(ctx, 1, false, &to, err);
+    if (rc == 0 && to != 1)
+        rc = err_set(err, ZBSO_EINTERNAL, "memory:// has schema version 1 only, not %d", to);
+    return rc;
 }
 
-/* Process memory has one schema, always current: version 0 or 1 succeed, others fail. */
-static int m_migrate(store *st, int to, zbso_err *err)
+/* Process memory takes writes while the process runs. */
+static int m_health(store *st, zbso_err *err)
 {
-    if (to != 0 && to != 1)
-        return err_set(err, ZBSO_EINVAL, "memory:// has schema version 1 only, not %d", to);
     return 0;
-}
-
-static int m_migrate_sql(int from, int to, void (*fn)(void *ctx, const char *sql), void *ctx,
-                         zbso_err *err)
-{
-    return m_migrate(NULL, to, err);
 }
 
 const store_backend store_memory_backend = {
-    .version = 2,
     .name = "memory",
     .open = m_open,
     .close = m_close,
     .exec = m_exec,
-    .schema_version = m_schema_version,
-    .migrate = m_migrate,
-    .migrate_sql = m_migrate_sql,
     .latest_schema_version = 1,
+    .schema_run = m_schema_run,
     .exec_read = m_exec_read,
+    .health = m_health,
 };

@@ -489,9 +489,8 @@ static void test_end_trial_delete_and_404(void **state)
 
 /* ---- read path: the same answers as units of work alone ---- */
 
-/* A store that forwards to another and counts the calls. As a version 1 backend it has no
- * exec_read, so store_exec_read runs every read unit through exec, as before read units
- * existed. */
+/* A store that forwards to another and counts the calls. counting_writes_only runs every
+ * read unit through exec, as before read units existed. */
 typedef struct counting {
     store base;
     store *inner;
@@ -512,9 +511,10 @@ static int cnt_exec_read(store *s, store_work_fn fn, void *arg, zbso_err *err)
     return store_exec_read(c->inner, fn, arg, err);
 }
 
-static const store_backend counting_v1 = {.version = 1, .name = "counting", .exec = cnt_exec};
-static const store_backend counting_v2 = {
-    .version = 2, .name = "counting", .exec = cnt_exec, .exec_read = cnt_exec_read};
+static const store_backend counting_writes_only = {
+    .name = "counting", .exec = cnt_exec, .exec_read = cnt_exec};
+static const store_backend counting_reads = {
+    .name = "counting", .exec = cnt_exec, .exec_read = cnt_exec_read};
 
 #define TRANSCRIPT_MAX 160
 
@@ -673,8 +673,8 @@ static void test_read_path_same_answers(void **state)
 {
     fixture *fx = *state;
     static transcript with, without;
-    counting c_with = {.base = {&counting_v2}, .inner = fx->st};
-    counting c_without = {.base = {&counting_v1}};
+    counting c_with = {.base = {&counting_reads}, .inner = fx->st};
+    counting c_without = {.base = {&counting_writes_only}};
     store_options opt = {.create_if_empty = true};
     char path[80] = "", url[96];
     zbso_err err;
@@ -779,7 +779,7 @@ static void test_job_version(void **state)
     assert_int_equal(v, 5);
     assert_int_equal(svc_end_trial(fx->st, &fx->env, &other, &v, &err), 0);
     assert_int_equal(v, 6);
-    assert_int_equal(peek_at(fx, "job-v", 0).job.version, 6);
+    assert_int_equal(peek_at(fx, "job-v", 0).job.revision, 6);
 
     /* a failed unit leaves the out value alone */
     v = -7;
@@ -869,7 +869,7 @@ static void test_bad_values(void **state)
     s.eta_knob = 0.5;
     register_ok(fx, &s, true);
     zbso_trial_id id = next_ok(fx, "job-b");
-    int64_t version = peek_at(fx, "job-b", 0).job.version;
+    int64_t version = peek_at(fx, "job-b", 0).job.revision;
     memset(&r, 0, sizeof r);
     r.trial = id;
     r.time = 1e308;
@@ -883,7 +883,7 @@ static void test_bad_values(void **state)
     assert_non_null(strstr(err.msg, "give cost inf"));
     peek p = peek_at(fx, "job-b", id.trial_number);
     assert_int_equal(p.trial.status, ZBSO_TRIAL_DISPATCHED);
-    assert_int_equal(p.job.version, version);
+    assert_int_equal(p.job.revision, version);
     assert_int_equal(p.arms[0].num_observations, 0);
 
     /* What an older zbso stored: a Succeeded trial 2 of 32 with that result. */
@@ -946,7 +946,7 @@ static void test_idempotency_keys(void **state)
     assert_int_equal(v, v1); /* nothing changed */
     peek p = peek_at(fx, "job-k", 1);
     assert_int_equal(p.job.num_trials, 1);
-    assert_int_equal(p.job.version, v1);
+    assert_int_equal(p.job.revision, v1);
 
     assert_int_equal(next_keyed(fx, "job-k", "b", NULL).trial_number, 2);
     assert_int_equal(next_keyed(fx, "job-k", NULL, NULL).trial_number, 3);

@@ -124,7 +124,7 @@ static void make_job(zbso_job *j, const char *id)
     rng_next_u64(&j->rng);
     j->num_trials = 3;
     j->created_at = 1700000000.25;
-    j->version = 5;
+    j->revision = 5;
 }
 
 static void assert_job_equal(const zbso_job *a, const zbso_job *b)
@@ -162,7 +162,7 @@ static void assert_job_equal(const zbso_job *a, const zbso_job *b)
     assert_int_equal(a->rng.has_uint32, b->rng.has_uint32);
     assert_int_equal(a->rng.uinteger, b->rng.uinteger);
     assert_int_equal(a->num_trials, b->num_trials);
-    assert_int_equal(a->version, b->version);
+    assert_int_equal(a->revision, b->revision);
     assert_true(a->created_at == b->created_at);
 }
 
@@ -401,7 +401,7 @@ static void test_job_update_every_field(void **state)
     upd.rng.has_uint32 = 1;
     upd.rng.uinteger = 0xDEADBEEFu;
     upd.num_trials = 99;
-    upd.version = 6;
+    upd.revision = 6;
     zbso_job sent = upd;
     sent.spec.eta_knob = 0.75; /* the spec is immutable: job_update must not write it */
     sent.created_at = 5.0;
@@ -1167,7 +1167,7 @@ static void make_db_at(const store_backend *b, int to)
     zbso_err err = {0};
     sqlite3 *db = NULL;
     remove_db(g_path);
-    assert_int_equal(b->migrate_sql(0, to, sql_line, &buf, &err), 0);
+    assert_int_equal(store_migrate_sql(b, 0, to, sql_line, &buf, &err), 0);
     assert_int_equal(sqlite3_open(g_path, &db), SQLITE_OK);
     char *msg = NULL;
     int rc = sqlite3_exec(db, buf.text, NULL, NULL, &msg);
@@ -1185,11 +1185,11 @@ static void test_schema_versions(void **state)
 
     store *st = open_fresh();
     int v = -1;
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 3);
-    assert_int_equal(b->migrate(st, 0, &err), 0);
-    assert_int_equal(b->migrate(st, 1, &err), ZBSO_ESCHEMA);
-    assert_int_equal(b->migrate(st, 4, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate(st, 0, &err), 0);
+    assert_int_equal(store_migrate(st, 1, &err), ZBSO_ESCHEMA);
+    assert_int_equal(store_migrate(st, 4, &err), ZBSO_EINVAL);
     store_close(st);
 
     /* an older schema is refused, naming both versions and `zbso migrate` */
@@ -1204,7 +1204,7 @@ static void test_schema_versions(void **state)
     /* ... and upgraded with opt.migrate */
     opt.migrate = true;
     assert_int_equal(store_open(g_url, &opt, &st, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 3);
     zbso_job j;
     make_job(&j, "after-migrate");
@@ -1214,10 +1214,10 @@ static void test_schema_versions(void **state)
     /* any_schema (zbso migrate) opens version 1 as it is; migrate then upgrades it */
     make_db_at(b, 1);
     assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 1);
-    assert_int_equal(b->migrate(st, 2, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_migrate(st, 2, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 2);
     store_close(st);
     /* a job stored at schema version 2 gets job version 1 from migration 3, the rest of
@@ -1239,7 +1239,7 @@ static void test_schema_versions(void **state)
         get_arg ga = {.id = "v2-job"};
         assert_int_equal(store_exec(st, u_job_get, &ga, &err), 0);
         const zbso_job got = ga.job;
-        assert_int_equal(got.version, 1);
+        assert_int_equal(got.revision, 1);
         assert_int_equal(got.num_trials, 4);
         assert_int_equal(got.spec.n_batch_sizes, 2);
         assert_int_equal(got.spec.mab_seed, 7);
@@ -1251,13 +1251,13 @@ static void test_schema_versions(void **state)
     /* ... and an empty database stays empty until migrate(0) creates the latest schema */
     remove_db(g_path);
     assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 0);
-    assert_int_equal(b->migrate(st, 1, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_migrate(st, 1, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 1);
-    assert_int_equal(b->migrate(st, 0, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_migrate(st, 0, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 3);
     put(st, &j, NULL, 0, NULL, 0);
     store_close(st);
@@ -1273,8 +1273,9 @@ static void test_schema_versions(void **state)
     assert_non_null(strstr(err.msg, "99"));
     assert_non_null(strstr(err.msg, "newer"));
     assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
-    assert_int_equal(b->migrate(st, 0, &err), ZBSO_ESCHEMA);
+    assert_int_equal(store_migrate(st, 0, &err), ZBSO_ESCHEMA);
     assert_non_null(strstr(err.msg, "99"));
+    assert_non_null(strstr(err.msg, "newer"));
     store_close(st);
 
     /* an empty database without create_if_empty is refused */
@@ -1289,7 +1290,7 @@ static void test_migrate_sql(void **state)
     zbso_err err = {0};
     const store_backend *b = store_backend_for_url(g_url, &err);
     sql_buf all = {.len = 0}, up = {.len = 0};
-    assert_int_equal(b->migrate_sql(0, 0, sql_line, &all, &err), 0);
+    assert_int_equal(store_migrate_sql(b, 0, 0, sql_line, &all, &err), 0);
     assert_non_null(strstr(all.text, "CREATE TABLE jobs"));
     assert_non_null(strstr(all.text, "CREATE TABLE trials"));
     assert_non_null(strstr(all.text, "CREATE TABLE arms"));
@@ -1299,11 +1300,11 @@ static void test_migrate_sql(void **state)
     assert_non_null(strstr(all.text, "PRAGMA user_version = 3;"));
     assert_int_equal(strncmp(all.text, "BEGIN;\n", 7), 0);
     assert_string_equal(all.text + all.len - 8, "COMMIT;\n");
-    assert_int_equal(b->migrate_sql(1, 2, sql_line, &up, &err), 0);
+    assert_int_equal(store_migrate_sql(b, 1, 2, sql_line, &up, &err), 0);
     assert_null(strstr(up.text, "CREATE TABLE"));
     assert_non_null(strstr(up.text, "CREATE INDEX"));
-    assert_int_equal(b->migrate_sql(2, 1, sql_line, &up, &err), ZBSO_EINVAL);
-    assert_int_equal(b->migrate_sql(0, 4, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate_sql(b, 2, 1, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate_sql(b, 0, 4, sql_line, &up, &err), ZBSO_EINVAL);
 }
 
 static void test_not_a_database(void **state)
