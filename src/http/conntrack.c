@@ -13,7 +13,9 @@
  * the end of the stream and closes the connection, calling back here before it closes
  * the descriptor, so the table's descriptors are always still open while the lock is
  * held). The same check drains the server: idle connections are shut down, busy ones
- * finish. The decision is the pure function conntrack_judge. */
+ * finish. It also recognises a request line libmicrohttpd dropped without an answer
+ * (bytes came, no line was parsed, nothing was written) so the server can answer 400.
+ * The decisions are the pure functions conntrack_judge and conntrack_owes_answer. */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "http/conntrack.h"
 
@@ -49,6 +51,7 @@ struct conntrack {
     pthread_t sweeper;
     bool quit;
     bool draining;
+    atomic_bool stopping;
     atomic_uint open;             /* connections open, tracked or not */
     int hi_fd;                    /* highest descriptor ever tracked */
     int64_t header_timeout_ms;    /* <= 0: none */
@@ -75,6 +78,14 @@ enum ct_verdict conntrack_judge(const ct_state *s, uint64_t rx_now, int64_t now_
     return CT_KEEP;
 }
 
+bool conntrack_owes_answer(const ct_state *s, uint64_t rx_now, uint64_t tx_now,
+                           bool stopping)
+{
+    if (stopping || s->shut || s->phase == CT_BUSY || s->line_seen)
+        return false;
+    return rx_now > s->rx_base && tx_now == s->tx_base;
+}
+
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -82,20 +93,23 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The bytes the socket has received in all (request bytes only: the peer's FIN takes a
- * sequence number, which the kernel counts as a byte received). Returns 0, or -1 when
- * the kernel would not say (not a TCP socket, or a kernel older than 4.1). */
-static int sock_received(int fd, uint64_t *rx)
+/* The socket's byte counts from one TCP_INFO: received in all (request bytes only: the
+ * peer's FIN takes a sequence number, which the kernel counts as a byte received), and
+ * written by the server in all (sent once, plus still queued). Returns 0, or -1 when the
+ * kernel would not say (not a TCP socket, or a kernel older than 4.19). */
+static int sock_counts(int fd, uint64_t *rx, uint64_t *tx)
 {
     struct tcp_info ti;
     socklen_t len = sizeof ti;
     memset(&ti, 0, sizeof ti);
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
-        len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received)
+        len < offsetof(struct tcp_info, tcpi_bytes_retrans) + sizeof ti.tcpi_bytes_retrans)
         return -1;
     bool fin_in = ti.tcpi_state == ST_CLOSE_WAIT || ti.tcpi_state == ST_LAST_ACK ||
                   ti.tcpi_state == ST_CLOSING || ti.tcpi_state == ST_TIME_WAIT;
     *rx = ti.tcpi_bytes_received - (fin_in && ti.tcpi_bytes_received > 0);
+    if (tx)
+        *tx = ti.tcpi_bytes_sent - ti.tcpi_bytes_retrans + ti.tcpi_notsent_bytes;
     return 0;
 }
 
@@ -113,7 +127,7 @@ static void sweep(conntrack *ct)
         ct_entry *e = &ct->tab[fd];
         uint64_t rx = 0;
         if (!e->open || e->st.shut || e->st.phase == CT_BUSY ||
-            sock_received(fd, &rx) != 0)
+            sock_counts(fd, &rx, NULL) != 0)
             continue;
         switch (conntrack_judge(&e->st, rx, now, ct->header_timeout_ms, ct->draining)) {
         case CT_KEEP:
@@ -230,15 +244,21 @@ ct_entry *conntrack_opened(conntrack *ct, int fd)
     return e;
 }
 
-void conntrack_closed(conntrack *ct, ct_entry *e)
+bool conntrack_closed(conntrack *ct, ct_entry *e, int fd)
 {
+    uint64_t rx = 0, tx = 0;
+    bool counted = e && sock_counts(fd, &rx, &tx) == 0;
+    bool owed = false;
     pthread_mutex_lock(&ct->mu);
-    if (e)
+    if (e) {
+        owed = counted && conntrack_owes_answer(&e->st, rx, tx, atomic_load(&ct->stopping));
         e->open = false;
+    }
     atomic_fetch_sub(&ct->open, 1);
     if (ct->draining)
         pthread_cond_broadcast(&ct->drained);
     pthread_mutex_unlock(&ct->mu);
+    return owed;
 }
 
 void conntrack_line_parsed(conntrack *ct, ct_entry *e)
@@ -246,6 +266,7 @@ void conntrack_line_parsed(conntrack *ct, ct_entry *e)
     if (!e)
         return;
     pthread_mutex_lock(&ct->mu);
+    e->st.line_seen = true;
     if (e->st.phase == CT_IDLE) {
         e->st.phase = CT_HEAD;
         e->st.since_ms = now_ms();
@@ -268,14 +289,17 @@ void conntrack_request_done(conntrack *ct, ct_entry *e, int fd)
 {
     if (!e)
         return;
-    uint64_t rx = 0;
-    int rc = sock_received(fd, &rx);
+    uint64_t rx = 0, tx = 0;
+    int rc = sock_counts(fd, &rx, &tx);
     int64_t now = now_ms();
     pthread_mutex_lock(&ct->mu);
     e->st.phase = CT_IDLE;
+    e->st.line_seen = false;
     e->st.since_ms = now;
-    if (rc == 0)
+    if (rc == 0) {
         e->st.rx_base = rx;
+        e->st.tx_base = tx;
+    }
     pthread_mutex_unlock(&ct->mu);
 }
 
@@ -298,4 +322,9 @@ unsigned conntrack_drain(conntrack *ct, double timeout_s)
     unsigned left = atomic_load(&ct->open);
     pthread_mutex_unlock(&ct->mu);
     return left;
+}
+
+void conntrack_stopping(conntrack *ct)
+{
+    atomic_store(&ct->stopping, true);
 }

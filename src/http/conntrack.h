@@ -21,9 +21,11 @@ enum ct_phase {
  * byte counts are the socket's totals since it was accepted. */
 typedef struct ct_state {
     uint8_t phase;           /* enum ct_phase */
+    bool line_seen;          /* the current request's line was parsed */
     bool shut;               /* zbso shut the socket down (header timeout or drain) */
     int64_t since_ms;        /* when the phase began (CT_HEAD: when its bytes were seen) */
     uint64_t rx_base;        /* bytes received when the connection last became idle */
+    uint64_t tx_base;        /* bytes written when the connection last became idle */
 } ct_state;
 
 /* What the periodic check does with a connection. */
@@ -45,6 +47,14 @@ enum ct_verdict {
 enum ct_verdict conntrack_judge(const ct_state *s, uint64_t rx_now, int64_t now_ms,
                                 int64_t header_timeout_ms, bool draining);
 
+/* Whether a connection that libmicrohttpd is closing is owed an answer it never got: bytes
+ * of a request arrived since it was last idle (rx_now > rx_base), no request line was
+ * parsed from them, nothing was written since (tx_now == tx_base: libmicrohttpd sent no
+ * error of its own), and neither zbso (shut) nor a server stop closed it. That is a
+ * request line libmicrohttpd 0.9.75 drops without a word ("HELLO"). Pure. */
+bool conntrack_owes_answer(const ct_state *s, uint64_t rx_now, uint64_t tx_now,
+                           bool stopping);
+
 typedef struct conntrack conntrack;
 typedef struct ct_entry ct_entry;
 
@@ -62,8 +72,10 @@ void conntrack_stop(conntrack *ct);
  * table (it is counted but not timed). */
 ct_entry *conntrack_opened(conntrack *ct, int fd);
 
-/* The connection is being closed. e may be NULL. */
-void conntrack_closed(conntrack *ct, ct_entry *e);
+/* The connection is being closed (its fd is still open). Returns true when it is owed an
+ * answer to a request line that could not be parsed (conntrack_owes_answer); the caller
+ * may then write one to fd before it is closed. e may be NULL. */
+bool conntrack_closed(conntrack *ct, ct_entry *e, int fd);
 
 /* The current request's line was parsed. */
 void conntrack_line_parsed(conntrack *ct, ct_entry *e);
@@ -83,5 +95,8 @@ unsigned conntrack_open_count(conntrack *ct);
  * a request go on. Waits until no connection is open or timeout_s has passed. Returns the
  * number of connections still open. */
 unsigned conntrack_drain(conntrack *ct, double timeout_s);
+
+/* The server is stopping and closes what is left: no more owed answers. */
+void conntrack_stopping(conntrack *ct);
 
 #endif

@@ -1,5 +1,5 @@
 /* server.c: the libmicrohttpd lifecycle: bind, connection limits and timeouts, per-request
- * state, bearer auth, bodies up to a limit, Content-Type check, handing
+ * state, request framing, bearer auth, bodies up to a limit, Content-Type check, handing
  * service calls to the worker pool, queueing replies, the request log and the drain at
  * stop. Knows nothing of what a route means (routes.c) or of status policy (status.c). */
 #include <errno.h>
@@ -32,6 +32,8 @@
  * about 8 KiB (the common limit of web servers) and keeps 10,000 idle connections near
  * 160 MB. */
 #define CONN_MEMORY_BYTES ((size_t)16 * 1024)
+/* Query arguments accepted in one request; more get 414 (the API takes one). */
+#define MAX_QUERY_ARGS 32u
 /* libmicrohttpd's own connection limit sits this far above ours: ours refuses (and says
  * so) first, and its listening socket never leaves the event loop, so connections beyond
  * the limit are refused at once rather than left waiting in the kernel's queue. */
@@ -39,6 +41,15 @@
 #define MHD_LOG_KINDS 32
 /* At the drain's end, how long workers may still take to return at least. */
 #define WORKER_GRACE_S 0.1
+
+/* The answer to a request line libmicrohttpd cannot parse and drops without one. */
+static const char BAD_LINE_ANSWER[] =
+    "HTTP/1.1 400 Bad Request\r\n"
+    "Content-Type: application/json\r\n"
+    "Content-Length: 83\r\n"
+    "Connection: close\r\n"
+    "\r\n"
+    "{\"message\":\"malformed request line: expected METHOD SP request-target SP HTTP/1.x\"}";
 
 /* One rate limit per libmicrohttpd message format. */
 typedef struct mhd_log_kind {
@@ -60,7 +71,7 @@ struct http_server {
     atomic_bool draining;        /* answers carry "Connection: close" */
     atomic_bool starting;        /* while true, MHD's log lines are kept for the error */
     char start_error[256];
-    log_limit refused_log, other_mhd_log;
+    log_limit refused_log, bad_line_log, other_mhd_log;
     mhd_log_kind mhd_kinds[MHD_LOG_KINDS];
 };
 
@@ -73,6 +84,7 @@ typedef struct req_state {
     const http_route *route;
     bool begun;                  /* the handler got the head */
     bool decided;                /* reply already settled (an error found before the body) */
+    bool close_after;            /* answer at once and close: the framing is not to trust */
     bool queued;                 /* a response is queued: ignore further calls */
     bool dispatched;             /* handed to a worker */
     atomic_bool ready;           /* the worker filled reply */
@@ -172,7 +184,9 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
     return MHD_NO;
 }
 
-/* MHD_OPTION_NOTIFY_CONNECTION: keeps the tracker's table. */
+/* MHD_OPTION_NOTIFY_CONNECTION: keeps the tracker's table. A connection closing with a
+ * request line libmicrohttpd dropped unanswered gets its 400 here, where its socket is
+ * still open (MHD_USE_TURBO: libmicrohttpd does not shut the socket before this). */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
@@ -182,17 +196,42 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         *socket_context = conntrack_opened(srv->ct, fd);
         return;
     }
-    conntrack_closed(srv->ct, *socket_context);
+    if (conntrack_closed(srv->ct, *socket_context, fd)) {
+        (void)!send(fd, BAD_LINE_ANSWER, sizeof BAD_LINE_ANSWER - 1,
+                    MSG_NOSIGNAL | MSG_DONTWAIT);
+        log_limited(&srv->bad_line_log, LOG_INFO,
+                    "- - 400 job_id=- (a request line that is not HTTP; connection closed)");
+    }
     *socket_context = NULL;
 }
 
-/* MHD_OPTION_URI_LOG_CALLBACK: called once the request line is parsed. Allocates the
- * request's state. */
+/* MHD_OPTION_URI_LOG_CALLBACK: called once the request line is parsed, before its query
+ * arguments are. Allocates the request's state. libmicrohttpd 0.9.75 stores every query
+ * argument in the connection's fixed memory and, when that runs out, drops the connection
+ * without an answer; so more than MAX_QUERY_ARGS arguments are cut off here (the query
+ * text is ended after its '?', in libmicrohttpd's own buffer, which this callback may
+ * write) and the request is answered 414. */
 static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
 {
     http_server *srv = cls;
     conntrack_line_parsed(srv->ct, conn_entry(c));
-    return calloc(1, sizeof(req_state));
+    req_state *rs = calloc(1, sizeof *rs);
+    char *q = strchr(uri, '?');
+    if (!q || !q[1])
+        return rs;
+    unsigned args = 1;
+    for (const char *p = q + 1; *p; p++)
+        args += *p == '&';
+    if (args <= MAX_QUERY_ARGS)
+        return rs;
+    q[1] = '\0';
+    if (rs) {
+        err_set(&rs->reply.err, ZBSO_EINVAL, "the query string has %u arguments; at most %u "
+                "are accepted", args, MAX_QUERY_ARGS);
+        http_reply_status(&rs->reply, 414);
+        rs->decided = rs->close_after = true;
+    }
+    return rs;
 }
 
 /* Compares in time that depends only on the expected token's length, so a wrong guess
@@ -252,13 +291,71 @@ static int check_content_type(struct MHD_Connection *c, zbso_err *err)
                          "Content-Type must be application/json, got \"%.100s\"", v);
 }
 
+/* The headers that say where a request's body ends. */
+typedef struct framing {
+    unsigned content_length, transfer_encoding;
+    const char *te;               /* the first Transfer-Encoding value */
+} framing;
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    framing *f = cls;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        f->content_length++;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        if (f->transfer_encoding++ == 0)
+            f->te = value;
+    }
+    return MHD_YES;
+}
+
+/* Returns 0 when the request's length is unambiguous: at most one Content-Length and no
+ * Transfer-Encoding, or a single "Transfer-Encoding: chunked" alone. Otherwise (RFC 9112
+ * §6.3: a server cannot know where such a request ends, and a second request hidden in
+ * its body must never be served) ZBSO_EINVAL saying which headers clash. libmicrohttpd
+ * 0.9.75 uses the first Content-Length and lets Transfer-Encoding win silently. */
+static int check_framing(struct MHD_Connection *c, zbso_err *err)
+{
+    framing f = {0, 0, NULL};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &f);
+    if (f.content_length > 1)
+        return err_set(err, ZBSO_EINVAL, "the request has %u Content-Length headers; its "
+                       "length is ambiguous", f.content_length);
+    if (f.transfer_encoding && f.content_length)
+        return err_set(err, ZBSO_EINVAL, "the request has both Transfer-Encoding and "
+                       "Content-Length; its length is ambiguous");
+    if (f.transfer_encoding > 1)
+        return err_set(err, ZBSO_EINVAL, "the request has %u Transfer-Encoding headers; "
+                       "only one \"Transfer-Encoding: chunked\" is accepted",
+                       f.transfer_encoding);
+    if (f.transfer_encoding) {
+        const char *p = f.te;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t n = strlen(p);
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            n--;
+        if (n != 7 || strncasecmp(p, "chunked", 7) != 0)
+            return err_set(err, ZBSO_EINVAL, "Transfer-Encoding \"%.60s\" is not supported: "
+                           "send a Content-Length or \"Transfer-Encoding: chunked\"", f.te);
+    }
+    return 0;
+}
+
 /* Settles the reply before the body arrives for requests that will fail anyway:
- * unknown path (404), wrong method (405), auth (401), Content-Type (422). */
+ * ambiguous framing (400, and the connection closes), unknown path (404), wrong method
+ * (405), auth (401), Content-Type (422). */
 static void request_begin(const http_server *srv, struct MHD_Connection *c, const char *url,
                           const char *method, req_state *rs)
 {
     http_reply *r = &rs->reply;
     const char *allow = NULL;
+    if (check_framing(c, &r->err) < 0) {
+        http_reply_status(r, 400);
+        rs->decided = rs->close_after = true;
+        return;
+    }
     int rc = 0;
     rs->route = http_route_find(method, url, &allow);
     if (!rs->route && allow) {
@@ -366,7 +463,7 @@ static enum MHD_Result queue_reply(http_server *srv, struct MHD_Connection *c,
          MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow) != MHD_YES) ||
         (r->status == 503 &&
          MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1") != MHD_YES) ||
-        (atomic_load(&srv->draining) &&
+        ((rs->close_after || atomic_load(&srv->draining)) &&
          MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES))
         goto out;
     if (r->job_version > 0) {
@@ -396,9 +493,9 @@ static void run_request(http_task *t)
 
 /* MHD calls this once with the headers, once per body chunk, and once more at the end
  * (again after each resume). Queueing on the first call would make MHD 0.9.75 close the
- * connection, so replies are queued on the last call, except a declared body over the
- * limit: that 413 is queued at once and the connection closes rather than reading what
- * will be thrown away. On the last call the
+ * connection, so replies are queued on the last call, except where closing is the point:
+ * ambiguous framing and too many query arguments (the rest of the request is not to be
+ * read), and a declared body over the limit (not worth reading). On the last call the
  * service call goes to a worker while the connection is suspended; GET /healthz, which
  * touches nothing, is answered in place. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -421,6 +518,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         if (!rs->decided)
             request_begin(srv, c, url, method, rs);
+        if (rs->close_after)
+            return queue_reply(srv, c, method, url, rs);
         size_t declared = content_length(c);
         if (declared > srv->max_body) {
             if (!rs->decided)
@@ -639,6 +738,7 @@ unsigned http_server_stop(http_server *srv, double drain_timeout_s)
     if (left)
         log_warn("drain timeout of %g s: closing %u connection%s that did not finish a "
                  "request", drain_timeout_s, left, left == 1 ? "" : "s");
+    conntrack_stopping(srv->ct);
     MHD_stop_daemon(srv->daemon);
     server_free(srv);
     return 0;

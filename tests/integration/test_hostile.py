@@ -1,11 +1,12 @@
 """test_hostile.py: `zbso serve` against hostile clients and operators (issue 10): slow
 request heads, connection floods under a small file-descriptor limit, a per-address
-connection limit, SIGTERM under load, bad values of the settings. Standard library only;
+connection limit, ambiguous request framing (smuggling), unparsable request lines and
+query strings, SIGTERM under load, bad values of the settings. Standard library only;
 traffic only to loopback addresses (all of 127.0.0.0/8 is loopback: clients bind
 127.x.y.z source addresses to stay under the per-address limit).
 
 On PostgreSQL (integration/pg/test_hostile) the classes whose outcome depends on the
-store run: the drain under load."""
+store run: the smuggling check and the drain under load."""
 
 import http.client
 import json
@@ -53,6 +54,28 @@ def read_until_close(s, timeout=10.0):
     except ConnectionResetError:
         return out, "reset"
     return out, "timeout"
+
+
+def exchange(srv, data, timeout=10.0, source="127.0.0.1"):
+    """Sends data on a fresh connection and returns (bytes received, how it ended)."""
+    s = connect(srv, source)
+    try:
+        try:
+            s.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        return read_until_close(s, timeout)
+    finally:
+        s.close()
+
+
+def status_lines(data):
+    """The status codes of every HTTP response start found in data."""
+    codes = []
+    for line in data.split(b"\r\n"):
+        if line.startswith(b"HTTP/1."):
+            codes.append(int(line.split(b" ")[1]))
+    return codes
 
 
 def one_request(s, method, path, body=None, headers=""):
@@ -268,6 +291,86 @@ if BACKEND == "sqlite":
             self.assertLess(lines, served + 60 + 40, report)
             refusals = [l for l in log_lines(srv)[lines0:] if b"refused a connection" in l]
             self.assertLessEqual(len(refusals), flood_s + 5, report)
+
+    class ParsingTest(ServerCase):
+        def test_garbage_request_line_gets_400(self):
+            srv = self.start()
+            for line in (b"HELLO", b" /healthz HTTP/1.1", b"\x16\x03\x01\x02\x00\x01"):
+                data, how = exchange(srv, line + b"\r\n\r\n")
+                self.assertEqual(status_lines(data), [400], (line, data))
+                self.assertIn(b"malformed request line", data)
+            # Lines libmicrohttpd answers itself get that one answer, not a second.
+            for line, status in ((b"GET / FOO", 400), (b"GET / HTTP/2.0", 505),
+                                 (b"GET /" + b"x" * 40000 + b" HTTP/1.1", 414)):
+                data, how = exchange(srv, line + b"\r\n\r\n")
+                self.assertEqual(status_lines(data), [status], (line[:20], data[:300]))
+            # A client that connects and leaves, or ends its keep-alive connection after
+            # an answer, gets nothing more.
+            s = connect(srv)
+            self.assertEqual(one_request(s, "GET", "/healthz")[0], 200)
+            s.shutdown(socket.SHUT_WR)
+            self.assertEqual(read_until_close(s, 5), (b"", "closed"))
+            s.close()
+            s = connect(srv)
+            s.shutdown(socket.SHUT_WR)
+            self.assertEqual(read_until_close(s, 5), (b"", "closed"))
+            s.close()
+            self.assertEqual(srv.request("GET", "/healthz").status, 200)
+
+        def test_many_query_arguments_get_4xx(self):
+            srv = self.start()
+            for n in (500, 1000, 3000):
+                q = "&".join(f"a{i}={i}" for i in range(n))
+                data, how = exchange(
+                    srv, f"GET /jobs/batch_size?job_id=x&{q} HTTP/1.1\r\nHost: t\r\n\r\n"
+                    .encode())
+                codes = status_lines(data)
+                self.assertEqual(len(codes), 1, (n, data[:300], how))
+                self.assertIn(codes[0], (400, 414, 431), (n, data[:300]))
+            data, _ = exchange(srv, ("GET /jobs/batch_size?" + "&" * 2000 +
+                                     " HTTP/1.1\r\nHost: t\r\n\r\n").encode())
+            self.assertEqual(status_lines(data), [414], data[:300])
+
+        def test_unknown_transfer_encoding_gets_400(self):
+            data, _ = exchange(self.start(), b"POST /jobs HTTP/1.1\r\nHost: t\r\n"
+                               b"Transfer-Encoding: gzip\r\n\r\nxxxx")
+            self.assertEqual(status_lines(data), [400], data)
+
+
+class SmugglingTest(ServerCase):
+    """Two Content-Length headers, or Content-Length with Transfer-Encoding: 400, the
+    connection closes, and neither the request nor the one hidden in its body runs."""
+
+    def smuggle(self, framing_headers, body):
+        srv = self.start()
+        outer = json.dumps(job_spec(job_id="itest-outer")).encode()
+        hidden_body = json.dumps(job_spec(job_id="itest-hidden")).encode()
+        hidden = (b"POST /jobs HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(hidden_body)) + hidden_body
+        head = (b"POST /jobs HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                + framing_headers(outer, hidden) + b"\r\n")
+        data, how = exchange(srv, head + body(outer, hidden))
+        self.assertEqual(status_lines(data), [400], data)
+        self.assertIn(how, ("closed", "reset"), data)
+        self.assertIn(b"ambiguous", data)
+        for jid in ("itest-outer", "itest-hidden"):
+            r = srv.request("GET", f"/jobs/batch_size?job_id={jid}")
+            self.assertEqual(r.status, 404, (jid, r))
+
+    def test_two_content_lengths(self):
+        self.smuggle(lambda o, h: b"Content-Length: %d\r\nContent-Length: %d\r\n"
+                     % (len(o), len(o) + len(h)), lambda o, h: o + h)
+        self.smuggle(lambda o, h: b"Content-Length: %d\r\nContent-Length: %d\r\n"
+                     % (len(o) + len(h), len(o)), lambda o, h: o + h)
+
+    def test_content_length_and_chunked(self):
+        # CL.TE: Content-Length covers a hidden request after an empty chunked body.
+        self.smuggle(lambda o, h: b"Content-Length: %d\r\nTransfer-Encoding: chunked\r\n"
+                     % (5 + len(h)), lambda o, h: b"0\r\n\r\n" + h)
+        # TE.CL: the chunked body carries a spec, then a hidden request follows.
+        self.smuggle(lambda o, h: b"Transfer-Encoding: chunked\r\nContent-Length: 4\r\n",
+                     lambda o, h: b"%x\r\n" % len(o) + o + b"\r\n0\r\n\r\n" + h)
+
 
 if BACKEND == "sqlite":
     class SettingsTest(unittest.TestCase):
