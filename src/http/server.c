@@ -344,28 +344,31 @@ static int check_framing(struct MHD_Connection *c, zbso_err *err)
 }
 
 /* Settles the reply before the body arrives for requests that will fail anyway:
- * ambiguous framing (400, and the connection closes), unknown path (404), wrong method
- * (405), auth (401), Content-Type (422). */
+ * ambiguous framing (400, and the connection closes), auth (401: before routing, so
+ * that without the token no path, method or route is revealed), unknown path (404),
+ * wrong method (405), Content-Type (422). */
 static void request_begin(const http_server *srv, struct MHD_Connection *c, const char *url,
                           const char *method, req_state *rs)
 {
     http_reply *r = &rs->reply;
     const char *allow = NULL;
+    int rc;
     if (check_framing(c, &r->err) < 0) {
         http_reply_status(r, 400);
         rs->decided = rs->close_after = true;
         return;
     }
-    int rc = 0;
     rs->route = http_route_find(method, url, &allow);
-    if (!rs->route && allow) {
+    if (srv->token && !(rs->route && rs->route->public_route))
+        rc = check_auth(srv, c, &r->err);
+    else
+        rc = 0;
+    if (rc == 0 && !rs->route && allow) {
         rc = err_set(&r->err, ZBSO_EMETHOD,
                      "method %.16s is not allowed on %.200s (allowed: %s)", method, url, allow);
         r->allow = allow;
-    } else if (!rs->route) {
+    } else if (rc == 0 && !rs->route) {
         rc = err_set(&r->err, ZBSO_ENOTFOUND, "no such path: %.200s", url);
-    } else if (srv->token && !rs->route->public_route) {
-        rc = check_auth(srv, c, &r->err);
     }
     if (rc == 0 && rs->route->has_body)
         rc = check_content_type(c, &r->err);

@@ -1,12 +1,12 @@
 """test_hostile.py: `zbso serve` against hostile clients and operators (issue 10): slow
 request heads, connection floods under a small file-descriptor limit, a per-address
 connection limit, ambiguous request framing (smuggling), unparsable request lines and
-query strings, SIGTERM under load, bad values of the settings. Standard library only;
-traffic only to loopback addresses (all of 127.0.0.0/8 is loopback: clients bind
-127.x.y.z source addresses to stay under the per-address limit).
+query strings, auth before routing, SIGTERM under load, bad values of the settings.
+Standard library only; traffic only to loopback addresses (all of 127.0.0.0/8 is
+loopback: clients bind 127.x.y.z source addresses to stay under the per-address limit).
 
 On PostgreSQL (integration/pg/test_hostile) the classes whose outcome depends on the
-store run: the smuggling check and the drain under load."""
+store run: the smuggling check, auth order and the drain under load."""
 
 import http.client
 import json
@@ -20,6 +20,9 @@ import time
 import unittest
 
 from zbsoserver import BACKEND, Server, job_spec, run_cli
+
+TOKEN = "hostile-secret-token"
+
 
 def setUpModule():
     # The flood tests hold over a thousand sockets in this process.
@@ -370,6 +373,25 @@ class SmugglingTest(ServerCase):
         # TE.CL: the chunked body carries a spec, then a hidden request follows.
         self.smuggle(lambda o, h: b"Transfer-Encoding: chunked\r\nContent-Length: 4\r\n",
                      lambda o, h: b"%x\r\n" % len(o) + o + b"\r\n0\r\n\r\n" + h)
+
+
+class AuthOrderTest(ServerCase):
+    def test_every_request_but_healthz_needs_the_token(self):
+        srv = self.start(env={"ZEUS_BSO_API_TOKEN": TOKEN})
+        good = {"Authorization": f"Bearer {TOKEN}"}
+        for method, path in [("GET", "/no/such/path"), ("OPTIONS", "/jobs"),
+                             ("HEAD", "/jobs"), ("TRACE", "/report"), ("PUT", "/trials"),
+                             ("HEAD", "/healthz"), ("POST", "/healthz"),
+                             ("GET", "/jobs/batch_size?job_id=x")]:
+            r = srv.request(method, path)
+            self.assertEqual(r.status, 401, (method, path, r))
+            self.assertEqual(r.headers.get("WWW-Authenticate"), "Bearer", (method, path))
+        self.assertEqual(srv.request("GET", "/healthz").status, 200)
+        # With the token, routing answers as before.
+        self.assertEqual(srv.request("GET", "/no/such/path", headers=good).status, 404)
+        self.assertEqual(srv.request("OPTIONS", "/jobs", headers=good).status, 405)
+        self.assertEqual(srv.request("GET", "/jobs/batch_size?job_id=x",
+                                     headers=good).status, 404)
 
 
 if BACKEND == "sqlite":
