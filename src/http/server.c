@@ -433,16 +433,26 @@ static void body_append(const http_server *srv, req_state *rs, const char *data,
 }
 
 /* The request log: one INFO line per request (skipped, formatting included, above INFO)
- * and an ERROR line with the message for every 5xx. */
+ * and an ERROR line with the message for every 5xx. The method, path and job id are the
+ * client's text: escaped (log_escape), so they cannot forge or break a line. */
 static void log_request(const char *method, const char *url, const req_state *rs)
 {
     const http_reply *r = &rs->reply;
-    if (r->status >= 500)
-        log_error("%s %s %d: %s", method, url, r->status, r->err.msg);
+    if (r->status < 500 && log_get_level() > LOG_INFO)
+        return;
+    char m[64], u[1024], j[4 * ZBSO_ID_MAX + 8];
+    log_escape(method, strlen(method), m, sizeof m);
+    log_escape(url, strlen(url), u, sizeof u);
+    if (r->status >= 500) {
+        char e[4 * ZBSO_ERR_MSG_MAX + 8];
+        log_error("%s %s %d: %s", m, u, r->status,
+                  log_escape(r->err.msg, strlen(r->err.msg), e, sizeof e));
+    }
     if (log_get_level() > LOG_INFO)
         return;
-    log_info("%s %s %d job_id=%s %lldus", method, url, r->status,
-             r->job_id[0] ? r->job_id : "-", (long long)elapsed_us(&rs->t0));
+    log_info("%s %s %d job_id=%s %lldus", m, u, r->status,
+             r->job_id[0] ? log_escape(r->job_id, strlen(r->job_id), j, sizeof j) : "-",
+             (long long)elapsed_us(&rs->t0));
 }
 
 /* Queues rs->reply. The body is handed to MHD (freed by it). Returns MHD's verdict;

@@ -1,9 +1,10 @@
 """test_hostile.py: `zbso serve` against hostile clients and operators (issue 10): slow
 request heads, connection floods under a small file-descriptor limit, a per-address
 connection limit, ambiguous request framing (smuggling), unparsable request lines and
-query strings, auth before routing, SIGTERM under load, bad values of the settings.
-Standard library only; traffic only to loopback addresses (all of 127.0.0.0/8 is
-loopback: clients bind 127.x.y.z source addresses to stay under the per-address limit).
+query strings, auth before routing, log lines a client tries to forge, SIGTERM under
+load, bad values of the settings. Standard library only; traffic only to loopback
+addresses (all of 127.0.0.0/8 is loopback: clients bind 127.x.y.z source addresses to
+stay under the per-address limit).
 
 On PostgreSQL (integration/pg/test_hostile) the classes whose outcome depends on the
 store run: the smuggling check, auth order and the drain under load."""
@@ -415,6 +416,28 @@ if BACKEND == "sqlite":
                     self.assertEqual(r.returncode, status, (args, env, r.stderr))
                     self.assertIn(needle, r.stderr, (args, env))
                     self.assertNotIn("listening", r.stdout)
+
+
+if BACKEND == "sqlite":
+    class LogEscapeTest(ServerCase):
+        def test_client_text_cannot_forge_log_lines(self):
+            srv = self.start()
+            forged = "2001-01-01T00:00:00.000Z INFO forged"
+            q = forged.replace(" ", "%20")
+            srv.request("GET", f"/jobs/batch_size?job_id=x%0A{q}")
+            srv.request("GET", f"/x%0D%0A{q}%22%5C%C3%A9")
+            srv.request("POST", "/jobs", body=job_spec(job_id="itest\n" + forged))
+            srv.request("DELETE", f"/jobs?job_id=y%0A{q}")
+            self.assertEqual(srv.terminate(), 0)
+            lines = log_lines(srv)
+            self.assertFalse([l for l in lines if l.startswith(b"2001-") or
+                              l.startswith(b"\r")], lines)
+            text = b"\n".join(lines)
+            self.assertIn(b"job_id=x\\x0a2001-01-01T00:00:00.000Z INFO forged", text)
+            self.assertIn(b"GET /x\\x0d\\x0a2001-01-01T00:00:00.000Z INFO forged\\x22\\x5c"
+                          b"\\xc3\\xa9 404", text)
+            for line in lines:
+                self.assertNotIn(b"\r", line)
 
 
 class SignalTest(ServerCase):
