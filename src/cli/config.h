@@ -32,6 +32,7 @@ typedef struct cli_config {
     double header_timeout_s;         /* a request head must arrive within this; 0 no limit */
     double drain_timeout_s;          /* at SIGTERM, in-flight requests get this long */
     unsigned max_connections_per_ip; /* connections from one client address; 0 no limit */
+    char log_file[CFG_URL_MAX + 1];  /* "" logs to stderr; else appended to, SIGHUP reopens */
     char dotenv_path[CFG_URL_MAX + 1];    /* the `.env` file that was read, or "" */
 } cli_config;
 
@@ -50,7 +51,7 @@ int dotenv_parse(const char *text, size_t len, dotenv_fn fn, void *ctx, zbso_err
 
 /* Fills cfg with SPEC §5's defaults: sqlite:///zbso.db, 127.0.0.1:8000, INFO, no echo,
  * trial timeout 86400 s, no token; and zbso's own: idle timeout 60 s, header timeout 10 s,
- * drain timeout 10 s, 256 connections per client address. */
+ * drain timeout 10 s, 256 connections per client address, log to stderr. */
 void config_defaults(cli_config *cfg);
 
 /* Applies the first `.env` found in the working directory or one of its parents, then the

@@ -1,5 +1,5 @@
 /* serve.c: `zbso serve`: configuration -> store -> HTTP server, then waits for SIGTERM or
- * SIGINT and shuts down in order (drain, then the store).
+ * SIGINT and shuts down in order (drain, then the store); SIGHUP reopens the log file.
  * No request handling here: that is src/http's. */
 #include <errno.h>
 #include <getopt.h>
@@ -18,7 +18,7 @@
 #include "util/log.h"
 
 static const char serve_usage[] =
-    "usage: zbso serve [--host H] [--port P] [--db URL] [--log-level L]\n"
+    "usage: zbso serve [--host H] [--port P] [--db URL] [--log-level L] [--log-file F]\n"
     "                  [--trial-timeout S] [--idle-timeout S] [--header-timeout S]\n"
     "                  [--drain-timeout S] [--max-connections-per-ip N] [--echo-sql]\n"
     "                  [--migrate]\n"
@@ -28,6 +28,8 @@ static const char serve_usage[] =
     "  --db URL           sqlite:///path or postgresql://... (ZEUS_BSO_DATABASE_URL,\n"
     "                     default sqlite:///zbso.db)\n"
     "  --log-level L      NOTSET|DEBUG|INFO|WARN|ERROR|CRITICAL (ZEUS_BSO_LOG_LEVEL)\n"
+    "  --log-file F       append the log to F instead of stderr; SIGHUP reopens it\n"
+    "                     (ZEUS_BSO_LOG_FILE)\n"
     "  --trial-timeout S  fail Dispatched trials silent for S seconds, 0 never\n"
     "                     (ZEUS_BSO_TRIAL_TIMEOUT, default 86400)\n"
     "  --idle-timeout S   close connections idle for S whole seconds, 0 never\n"
@@ -47,7 +49,7 @@ static const char serve_usage[] =
     ".env. Prints \"zbso serve listening on http://HOST:PORT\" once it accepts connections.\n";
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_DB, OPT_LOG_LEVEL, OPT_TRIAL_TIMEOUT, OPT_ECHO_SQL,
-       OPT_MIGRATE, OPT_HELP, OPT_IDLE_TIMEOUT, OPT_HEADER_TIMEOUT,
+       OPT_MIGRATE, OPT_HELP, OPT_LOG_FILE, OPT_IDLE_TIMEOUT, OPT_HEADER_TIMEOUT,
        OPT_DRAIN_TIMEOUT, OPT_MAX_PER_IP };
 
 /* Applies the command-line flags on top of cfg. Returns 0, 1 when --help was printed, or
@@ -63,6 +65,7 @@ static int parse_flags(int argc, char **argv, cli_config *cfg, void *ctx, zbso_e
         {"trial-timeout", required_argument, NULL, OPT_TRIAL_TIMEOUT},
         {"echo-sql", no_argument, NULL, OPT_ECHO_SQL},
         {"migrate", no_argument, NULL, OPT_MIGRATE},
+        {"log-file", required_argument, NULL, OPT_LOG_FILE},
         {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
         {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
         {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
@@ -106,6 +109,9 @@ static int parse_flags(int argc, char **argv, cli_config *cfg, void *ctx, zbso_e
             break;
         case OPT_MIGRATE:
             *migrate = true;
+            break;
+        case OPT_LOG_FILE:
+            rc = config_copy("--log-file", optarg, cfg->log_file, sizeof cfg->log_file, err);
             break;
         case OPT_IDLE_TIMEOUT:
             rc = config_parse_count("--idle-timeout", optarg, CFG_TIMEOUT_MAX_S,
@@ -182,14 +188,20 @@ int cli_serve(int argc, char **argv)
     }
 
     /* Every thread the store and libmicrohttpd start inherits this mask, so the signals
-     * reach only sigwait below and shutdown happens in one place, in order. */
+     * reach only sigwait below and shutdown happens in one place, in order. SIGHUP is
+     * taken too: it must never kill the server. */
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGTERM);
     sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &signals, NULL);
     /* A client that hangs up mid-response must not kill the server. */
     signal(SIGPIPE, SIG_IGN);
+    if (cfg.log_file[0] && log_open_file(cfg.log_file, &err) < 0) {
+        fprintf(stderr, "zbso serve: %s\n", err.msg);
+        goto out;
+    }
     raise_fd_limit();
 
     store_options sopt = {
@@ -229,9 +241,19 @@ int cli_serve(int argc, char **argv)
              hcfg.api_token ? ", bearer token required" : "");
 
     int sig = 0;
-    if (sigwait(&signals, &sig) != 0) {
-        fprintf(stderr, "zbso serve: sigwait failed\n");
-        goto out;
+    for (;;) {
+        if (sigwait(&signals, &sig) != 0) {
+            fprintf(stderr, "zbso serve: sigwait failed\n");
+            goto out;
+        }
+        if (sig != SIGHUP)
+            break;
+        if ((rc = log_reopen(&err)) < 0)
+            log_error("SIGHUP: %s", err.msg);
+        else if (rc == 0)
+            log_info("SIGHUP: reopened the log file %s", cfg.log_file);
+        else
+            log_info("SIGHUP ignored: the log goes to stderr, there is no file to reopen");
     }
     log_info("received %s: finishing in-flight requests (drain timeout %g s)",
              sig == SIGTERM ? "SIGTERM" : "SIGINT", cfg.drain_timeout_s);

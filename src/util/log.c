@@ -2,17 +2,22 @@
  * no line ever holds a line break of its own (control bytes come out as \xNN). */
 #include "log.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MSG_MAX 4096              /* bytes of a formatted message */
 #define LINE_MAX_BYTES (MSG_MAX * 4 + 64)
+#define LOG_PATH_MAX 4096
 
 static int min_level = LOG_INFO;
+static char log_path[LOG_PATH_MAX + 1]; /* "" while logging goes to the inherited stderr */
 
 int log_level_parse(const char *name)
 {
@@ -140,4 +145,40 @@ int log_limited(log_limit *ll, int level, const char *fmt, ...)
         snprintf(msg + n, sizeof msg - (size_t)n, " (%u more like this suppressed)", skipped);
     emit(level, msg);
     return 1;
+}
+
+/* Points stderr at path (appending). Returns 0 or ZBSO_EIO. */
+static int redirect(const char *path, zbso_err *err)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return err_set(err, ZBSO_EIO, "cannot open log file %s: %s", path, strerror(errno));
+    fflush(stderr);
+    if (fd != STDERR_FILENO && dup2(fd, STDERR_FILENO) < 0) {
+        int e = errno;
+        close(fd);
+        return err_set(err, ZBSO_EIO, "cannot send the log to %s: %s", path, strerror(e));
+    }
+    if (fd != STDERR_FILENO)
+        close(fd);
+    return 0;
+}
+
+int log_open_file(const char *path, zbso_err *err)
+{
+    size_t n = strlen(path);
+    if (n == 0 || n > LOG_PATH_MAX)
+        return err_set(err, ZBSO_EIO, "log file name of %zu bytes: give 1 to %d bytes", n,
+                       LOG_PATH_MAX);
+    int rc = redirect(path, err);
+    if (rc == 0)
+        memcpy(log_path, path, n + 1);
+    return rc;
+}
+
+int log_reopen(zbso_err *err)
+{
+    if (!log_path[0])
+        return 1;
+    return redirect(log_path, err);
 }

@@ -8,6 +8,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "util/err.h"
+
 enum log_level { LOG_NOTSET = 0, LOG_DEBUG = 10, LOG_INFO = 20, LOG_WARN = 30,
                  LOG_ERROR = 40, LOG_CRITICAL = 50 };
 
@@ -47,5 +49,15 @@ typedef struct log_limit {
 /* Like log_msg, through the limit ll. Returns 1 when the line was written, else 0. */
 int log_limited(log_limit *ll, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Sends every later line (and stderr itself) to the file at path, opened for appending
+ * (created 0644 when missing), and remembers path for log_reopen. Returns 0, or ZBSO_EIO
+ * with err naming the path and the reason (logging then stays where it was). */
+int log_open_file(const char *path, zbso_err *err);
+
+/* Opens the remembered log file again (after logrotate moved it). Returns 0; 1 when no
+ * file was opened (logging goes to the inherited stderr, nothing to do); or ZBSO_EIO with
+ * err set, logging staying on the old file. */
+int log_reopen(zbso_err *err);
 
 #endif

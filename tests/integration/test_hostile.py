@@ -1,10 +1,10 @@
 """test_hostile.py: `zbso serve` against hostile clients and operators (issue 10): slow
 request heads, connection floods under a small file-descriptor limit, a per-address
 connection limit, ambiguous request framing (smuggling), unparsable request lines and
-query strings, auth before routing, log lines a client tries to forge, SIGTERM under
-load, bad values of the settings. Standard library only; traffic only to loopback
-addresses (all of 127.0.0.0/8 is loopback: clients bind 127.x.y.z source addresses to
-stay under the per-address limit).
+query strings, auth before routing, log lines a client tries to forge, SIGTERM under load
+and SIGHUP. Standard library only; traffic only to loopback addresses (all of 127.0.0.0/8
+is loopback: clients bind 127.x.y.z source addresses to stay under the per-address
+limit).
 
 On PostgreSQL (integration/pg/test_hostile) the classes whose outcome depends on the
 store run: the smuggling check, auth order and the drain under load."""
@@ -411,6 +411,7 @@ if BACKEND == "sqlite":
                      "ZEUS_BSO_MAX_CONNECTIONS_PER_IP '-3'"),
                     ([], {"ZEUS_BSO_IDLE_TIMEOUT": ""}, 2, "ZEUS_BSO_IDLE_TIMEOUT ''"),
                     ([], {"ZEUS_BSO_DRAIN_TIMEOUT": "inf"}, 2, "ZEUS_BSO_DRAIN_TIMEOUT 'inf'"),
+                    (["--log-file", f"{tmp}/no/such/dir.log"], {}, 1, f"{tmp}/no/such/dir.log"),
                 ]:
                     r = run_cli(["serve", "--port", "0", *db, *args], cwd=tmp, env=env)
                     self.assertEqual(r.returncode, status, (args, env, r.stderr))
@@ -441,6 +442,47 @@ if BACKEND == "sqlite":
 
 
 class SignalTest(ServerCase):
+    if BACKEND == "sqlite":
+        def test_sighup_without_log_file_is_ignored(self):
+            srv = self.start()
+            for _ in range(3):
+                srv.proc.send_signal(signal.SIGHUP)
+                time.sleep(0.2)
+                self.assertIsNone(srv.proc.poll(), srv.log_tail())
+                self.assertEqual(srv.request("GET", "/healthz").status, 200)
+            self.assertEqual(srv.terminate(), 0, srv.log_tail())
+            self.assertIn("SIGHUP ignored", srv.log_tail())
+
+        def test_sighup_reopens_the_log_file(self):
+            srv = Server()
+            self.addCleanup(srv.close)
+            path = os.path.join(srv.tmpdir, "zbso.log")
+            srv.args = ["--log-file", path]
+            srv.start()
+            self.assertEqual(srv.request("GET", "/healthz").status, 200)
+            os.rename(path, path + ".1")
+            self.assertEqual(srv.request("GET", "/jobs/batch_size?job_id=before").status, 404)
+            srv.proc.send_signal(signal.SIGHUP)
+            # The line saying so is written to the new file once it is the log.
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                if os.path.exists(path):
+                    with open(path, "rb") as f:
+                        if b"reopened the log file" in f.read():
+                            break
+                time.sleep(0.05)
+            self.assertEqual(srv.request("GET", "/jobs/batch_size?job_id=after").status, 404)
+            self.assertEqual(srv.terminate(), 0, srv.log_tail())
+            with open(path + ".1", "rb") as f:
+                old = f.read()
+            with open(path, "rb") as f:
+                new = f.read()
+            self.assertIn(b"job_id=before", old)
+            self.assertNotIn(b"job_id=after", old)
+            self.assertIn(b"reopened the log file", new)
+            self.assertIn(b"job_id=after", new)
+            self.assertIn(b"received SIGTERM", new)
+
     def test_sigterm_under_load_answers_every_request(self):
         """32 keep-alive clients loop register / batch size / report / end; SIGTERM
         mid-load. Every request whose bytes were all sent before the signal gets its
