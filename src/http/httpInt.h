@@ -77,4 +77,8 @@ void http_reply_error(http_reply *r, int code);
 /* A reply with a static body (not freed). */
 void http_reply_static(http_reply *r, unsigned status, const char *json);
 
+/* An error reply with status (400, 414: HTTP-level errors no ZBSO_E* code names) and the
+ * body {"message": r->err.msg}. */
+void http_reply_status(http_reply *r, unsigned status);
+
 #endif
