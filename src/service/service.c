@@ -158,6 +158,21 @@ static int generate_id(const svc_env *env, const char *prefix, char *job_id, zbs
     return 0;
 }
 
+/* A registration under an id that exists: 200 with the stored spec when the spec is
+ * identical (nothing is written), 409 when it differs. */
+static int answer_existing(register_work *w, const zbso_job *existing, zbso_err *err)
+{
+    if (!spec_equal(&existing->spec, w->spec))
+        return err_set(err, ZBSO_ECONFLICT,
+                       "Job %s is already registered with a different configuration; "
+                       "register it under a new job_id or delete it first",
+                       w->spec->job_id);
+    *w->out = existing->spec;
+    *w->created = false;
+    w->revision = existing->revision;
+    return 0;
+}
+
 static int register_fn(store_txn *t, void *arg, zbso_err *err)
 {
     register_work *w = arg;
@@ -194,16 +209,7 @@ static int register_fn(store_txn *t, void *arg, zbso_err *err)
     } else {
         rc = store_job_get(t, job.spec.job_id, true, &existing, err);
         if (rc == 0) {
-            if (!spec_equal(&existing.spec, &job.spec)) {
-                rc = err_set(err, ZBSO_ECONFLICT,
-                             "Job %s is already registered with a different configuration; "
-                             "register it under a new job_id or delete it first",
-                             job.spec.job_id);
-                goto out;
-            }
-            *w->out = existing.spec;
-            *w->created = false;
-            w->revision = existing.revision;
+            rc = answer_existing(w, &existing, err);
             goto out;
         }
         if (rc != ZBSO_ENOTFOUND)
@@ -252,15 +258,7 @@ static int register_read_fn(store_txn *t, void *arg, zbso_err *err)
     }
     if (rc < 0)
         return rc;
-    if (!spec_equal(&existing.spec, w->spec))
-        return err_set(err, ZBSO_ECONFLICT,
-                       "Job %s is already registered with a different configuration; "
-                       "register it under a new job_id or delete it first",
-                       w->spec->job_id);
-    *w->out = existing.spec;
-    *w->created = false;
-    w->revision = existing.revision;
-    return 0;
+    return answer_existing(w, &existing, err);
 }
 
 /* Stores revision into *out when out is not NULL and the unit succeeded; returns rc. */
@@ -497,6 +495,13 @@ static int report_decide(store_txn *t, const report_work *w, bool for_update, zb
     return opt_report_decide(job, &trial, r, w->env->now(w->env->ctx), d, err);
 }
 
+/* Whether a report decision changes stored state: a repeated report and one that keeps
+ * training with a lease not yet due for renewal write nothing. */
+static bool report_writes(const opt_report_decision *d)
+{
+    return !(d->kind == OPT_REPORT_REPEATED || (d->kind == OPT_REPORT_CONTINUE && !d->renew_lease));
+}
+
 /* Read unit: decides the report from a snapshot and answers it when the answer changes
  * nothing (a repeated report, or keep training with the lease still fresh: SPEC §3.5
  * makes most reports such), or when it is an error. Otherwise leaves w->answered false
@@ -509,7 +514,7 @@ static int report_read_fn(store_txn *t, void *arg, zbso_err *err)
     int rc = report_decide(t, w, false, &job, &d, err);
     if (rc < 0)
         return rc;
-    if (d.kind == OPT_REPORT_REPEATED || (d.kind == OPT_REPORT_CONTINUE && !d.renew_lease)) {
+    if (!report_writes(&d)) {
         *w->out = d.response;
         w->answered = true;
         w->revision = job.revision;
@@ -530,7 +535,7 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
         goto out;
     *w->out = d->response;
     w->revision = job.revision;
-    if (d->kind == OPT_REPORT_REPEATED || (d->kind == OPT_REPORT_CONTINUE && !d->renew_lease))
+    if (!report_writes(d))
         goto out;
     if ((rc = store_trial_update(t, job.spec.job_id, &d->trial, err)) < 0)
         goto out;
