@@ -178,7 +178,6 @@ int cli_serve(int argc, char **argv)
     bool migrate = false;
     store *st = NULL;
     http_server *srv = NULL;
-    svc_keys *keys = NULL;
     int status = CLI_EXIT_FAIL;
     err_clear(&err);
 
@@ -218,11 +217,6 @@ int cli_serve(int argc, char **argv)
     }
 
     svc_env env = svc_env_system(cfg.trial_timeout_s);
-    /* Per process: replicas on one database do not share it (docs/DESIGN.md). */
-    if (!(keys = env.keys = svc_keys_memory_new(SVC_KEYS_MEMORY_CAPACITY))) {
-        fprintf(stderr, "zbso serve: out of memory for the idempotency key table\n");
-        goto out;
-    }
     http_config hcfg = {
         .host = cfg.host,
         .port = cfg.port,
@@ -271,7 +265,6 @@ out:
         fflush(NULL);
         _exit(CLI_EXIT_FAIL);
     }
-    svc_keys_free(keys);
     store_close(st);
     return status;
 }

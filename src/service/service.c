@@ -15,7 +15,6 @@
 #include "util/log.h"
 
 #define GEN_ID_TRIES 16          /* generated job ids tried before giving up */
-#define KEY_LEASE_DEFAULT_S 86400.0 /* how long keys live when trial leases never end */
 #define MAX_LISTED_TRIALS 1048576 /* trials one decision may load */
 
 /* An arm fit gets at most MAX_LISTED_TRIALS (+ the reported one, which is among them). */
@@ -48,7 +47,7 @@ static int system_entropy(void *ctx, uint32_t *words, size_t n)
 
 svc_env svc_env_system(double trial_timeout_s)
 {
-    svc_env env = {system_now, system_entropy, NULL, trial_timeout_s, NULL};
+    svc_env env = {system_now, system_entropy, NULL, trial_timeout_s};
     return env;
 }
 
@@ -340,25 +339,22 @@ static int mab_answer(store_txn *t, zbso_job *job, int64_t *bs, zbso_err *err)
 }
 
 /* Answers a repeated idempotency key with the trial its first request dispatched:
- * *answered is true when *w->out is that trial. The remembered trial must still be in the
- * store with the same start time: the unit that remembered it may have rolled back, and
- * a later dispatch may have taken its number. Returns 0 or a negative code. */
+ * *answered is true when *w->out is that trial. A key whose trial started one lease ago
+ * or earlier names nothing any more (the next dispatch takes it over), so keys need no
+ * cleanup. Returns 0 or a negative code. */
 static int keyed_answer(store_txn *t, next_work *w, const zbso_job *job, double now,
                         bool *answered, zbso_err *err)
 {
-    svc_keys *k = w->env->keys;
+    double lease = w->env->trial_timeout_s > 0 ? w->env->trial_timeout_s
+                                               : SVC_KEY_LEASE_DEFAULT_S;
     zbso_trial trial;
-    int64_t number;
-    double start_time;
     *answered = false;
-    int rc = k->ops->find(k, t, job->spec.job_id, w->key, now, &number, &start_time, err);
-    if (rc == 0)
-        rc = store_trial_get(t, job->spec.job_id, number, &trial, err);
+    int rc = store_trial_by_key(t, job->spec.job_id, w->key, &trial, err);
     if (rc == ZBSO_ENOTFOUND) {
         err_clear(err);
         return 0;
     }
-    if (rc < 0 || trial.start_time != start_time)
+    if (rc < 0 || !(trial.start_time > now - lease))
         return rc;
     snprintf(w->out->job_id, sizeof w->out->job_id, "%s", job->spec.job_id);
     w->out->batch_size = trial.batch_size;
@@ -425,19 +421,11 @@ static int next_fn(store_txn *t, void *arg, zbso_err *err)
     trial.status = ZBSO_TRIAL_DISPATCHED;
     trial.start_time = now;
     trial.lease_renewed_at = now;
-    if ((rc = store_trial_insert(t, job.spec.job_id, &trial, err)) < 0)
+    if ((rc = store_trial_insert(t, job.spec.job_id, &trial, w->key, err)) < 0)
         goto out;
     job.revision++;
     if ((rc = store_job_update(t, &job, err)) < 0)
         goto out;
-    if (w->key) {
-        double lease = w->env->trial_timeout_s > 0 ? w->env->trial_timeout_s
-                                                   : KEY_LEASE_DEFAULT_S;
-        if ((rc = w->env->keys->ops->remember(w->env->keys, t, job.spec.job_id, w->key,
-                                              trial.trial_number, trial.start_time,
-                                              now + lease, err)) < 0)
-            goto out;
-    }
     w->revision = job.revision;
     snprintf(w->out->job_id, sizeof w->out->job_id, "%s", job.spec.job_id);
     w->out->batch_size = trial.batch_size;
@@ -452,7 +440,7 @@ int svc_next_batch_size(store *st, const svc_env *env, const char *job_id,
                         const char *request_key, zbso_trial_id *out, int64_t *job_revision,
                         zbso_err *err)
 {
-    bool keyed = request_key && request_key[0] && env->keys;
+    bool keyed = request_key && request_key[0];
     next_work w = {env, job_id, keyed ? request_key : NULL, out, 0};
     int rc = store_exec(st, next_fn, &w, err);
     return put_revision(rc, w.revision, job_revision);

@@ -2,6 +2,7 @@
  * and the simulator. One mutex serializes units of work; an undo log makes a failing unit
  * leave no trace. Nothing is durable and nothing is shared between processes. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,10 +14,18 @@
 #define MEM_MAX_TRIALS_PER_JOB 1000000
 #define MEM_MAX_UNDO 1000000
 
+/* A request key and the trial that holds it (trial_insert). */
+typedef struct mem_key {
+    int64_t trial_number;
+    char key[STORE_KEY_MAX + 1];
+} mem_key;
+
 typedef struct mem_job {
     zbso_job job;
     zbso_trial *trials;          /* ascending trial_number */
     size_t n_trials, cap_trials;
+    mem_key *keys;               /* in the order first given; each key once */
+    size_t n_keys, cap_keys;
     zbso_arm arms[ZBSO_MAX_BATCH_SIZES]; /* ascending batch_size */
     size_t n_arms;
 } mem_job;
@@ -41,6 +50,8 @@ enum undo_kind {
     UNDO_TRIAL_UPDATE, /* restore trial into j */
     UNDO_ARM_INSERT,   /* remove arm batch_size from j */
     UNDO_ARM_UPDATE,   /* restore arm into j */
+    UNDO_KEY_ADD,      /* remove j's last key */
+    UNDO_KEY_MOVE,     /* give key i of j back to its former trial */
 };
 
 typedef struct mem_undo {
@@ -50,6 +61,10 @@ typedef struct mem_undo {
         mem_job_state state;
         zbso_trial trial;
         zbso_arm arm;
+        struct {
+            size_t i;
+            int64_t trial_number;
+        } key;
     } u;
 } mem_undo;
 
@@ -164,6 +179,7 @@ static void job_free(mem_job *j)
 {
     if (j != NULL) {
         free(j->trials);
+        free(j->keys);
         free(j);
     }
 }
@@ -241,6 +257,12 @@ static void undo_all(mem_store *st)
         case UNDO_ARM_UPDATE:
             i = arm_pos(j, u->u.arm.batch_size, &found);
             j->arms[i] = u->u.arm;
+            break;
+        case UNDO_KEY_ADD:
+            j->n_keys--;
+            break;
+        case UNDO_KEY_MOVE:
+            j->keys[u->u.key.i].trial_number = u->u.key.trial_number;
             break;
         }
     }
@@ -356,10 +378,39 @@ static int m_job_ids(store_txn *t, int (*fn)(void *ctx, const char *job_id), voi
     return 0;
 }
 
-/* Adds a trial in trial-number order. ZBSO_ENOTFOUND (no job), ZBSO_ECONFLICT (number
- * taken), ZBSO_ESTORE/ENOMEM (full). */
+/* The index of key in j's keys, or j->n_keys. */
+static size_t key_pos(const mem_job *j, const char *key)
+{
+    size_t i = 0;
+    while (i < j->n_keys && strcmp(j->keys[i].key, key) != 0)
+        i++;
+    return i;
+}
+
+/* Gives key to trial n of j, taking it from the trial that held it. The caller has
+ * reserved room for a new key. Returns 0 or undo_push's code. */
+static int key_give(mem_store *st, mem_job *j, const char *key, int64_t n, zbso_err *err)
+{
+    size_t i = key_pos(j, key);
+    mem_undo *u;
+    int rc = undo_push(st, i < j->n_keys ? UNDO_KEY_MOVE : UNDO_KEY_ADD, j, &u, err);
+    if (rc < 0)
+        return rc;
+    if (i < j->n_keys) {
+        u->u.key.i = i;
+        u->u.key.trial_number = j->keys[i].trial_number;
+    } else {
+        snprintf(j->keys[i].key, sizeof j->keys[i].key, "%s", key);
+        j->n_keys++;
+    }
+    j->keys[i].trial_number = n;
+    return 0;
+}
+
+/* Adds a trial in trial-number order, holding key when not NULL. ZBSO_ENOTFOUND (no
+ * job), ZBSO_ECONFLICT (number taken), ZBSO_ESTORE/ENOMEM (full). */
 static int m_trial_insert(store_txn *t, const char *id, const zbso_trial *trial,
-                          zbso_err *err)
+                          const char *key, zbso_err *err)
 {
     mem_store *st = txn_store(t);
     mem_job *j = job_find(st, id);
@@ -372,6 +423,9 @@ static int m_trial_insert(store_txn *t, const char *id, const zbso_trial *trial,
                        (long long)trial->trial_number, id);
     int rc = grow((void **)&j->trials, &j->cap_trials, j->n_trials + 1, sizeof *j->trials,
                   MEM_MAX_TRIALS_PER_JOB, "trials in one job", err);
+    if (rc == 0 && key != NULL)
+        rc = grow((void **)&j->keys, &j->cap_keys, j->n_keys + 1, sizeof *j->keys,
+                  MEM_MAX_TRIALS_PER_JOB, "request keys in one job", err);
     if (rc < 0)
         return rc;
     mem_undo *u;
@@ -382,7 +436,7 @@ static int m_trial_insert(store_txn *t, const char *id, const zbso_trial *trial,
     memmove(&j->trials[i + 1], &j->trials[i], (j->n_trials - i) * sizeof *j->trials);
     j->trials[i] = *trial;
     j->n_trials++;
-    return 0;
+    return key != NULL ? key_give(st, j, key, trial->trial_number, err) : 0;
 }
 
 /* Finds the trial; returns its index or a negative code with err set. */
@@ -411,6 +465,17 @@ static int m_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *out,
     if (rc == 0)
         *out = j->trials[i];
     return rc;
+}
+
+static int m_trial_by_key(store_txn *t, const char *id, const char *key, zbso_trial *out,
+                          zbso_err *err)
+{
+    mem_job *j = job_find(txn_store(t), id);
+    size_t i = j != NULL ? key_pos(j, key) : 0;
+    if (j == NULL || i == j->n_keys)
+        return err_set(err, ZBSO_ENOTFOUND, "the trial of a request key of job \"%.300s\""
+                       " not found", id);
+    return m_trial_get(t, id, j->keys[i].trial_number, out, err);
 }
 
 /* Replaces trial i of j, logging the old value. */
@@ -551,6 +616,7 @@ static const store_txn_ops mem_ops = {
     .job_ids = m_job_ids,
     .trial_insert = m_trial_insert,
     .trial_get = m_trial_get,
+    .trial_by_key = m_trial_by_key,
     .trial_update = m_trial_update,
     .trials_list = m_trials_list,
     .trials_fail_stale = m_trials_fail_stale,

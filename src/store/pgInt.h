@@ -13,7 +13,7 @@
 #include "store/storeInt.h"
 
 /* The newest schema version of pg_ops.c's history. */
-#define PG_LATEST 2
+#define PG_LATEST 3
 /* Serializes schema changes (the key is "zbso" in ASCII), so that replicas starting
  * together on an empty database create the schema once. */
 #define PG_SCHEMA_LOCK_SQL "SELECT pg_advisory_xact_lock(2053272431);"
@@ -23,8 +23,8 @@
  * on first use. */
 enum {
     S_JOB_GET, S_JOB_GET_LOCK, S_JOB_INSERT, S_JOB_UPDATE, S_JOB_DELETE, S_JOB_IDS,
-    S_TRIAL_INSERT, S_TRIAL_GET, S_TRIAL_UPDATE, S_TRIALS_LIST, S_TRIALS_LIST_BS,
-    S_TRIALS_FAIL_STALE, S_ARMS_GET, S_ARM_PUT,
+    S_TRIAL_INSERT, S_TRIAL_GET, S_TRIAL_BY_KEY, S_TRIAL_UNKEY, S_TRIAL_UPDATE,
+    S_TRIALS_LIST, S_TRIALS_LIST_BS, S_TRIALS_FAIL_STALE, S_ARMS_GET, S_ARM_PUT,
     S_COUNT
 };
 

@@ -83,7 +83,17 @@ static const char *const schema_v2[] = {
     NULL,
 };
 
-const char *const *const pg_schema_steps[PG_LATEST] = {schema_v1, schema_v2};
+/* Version 3: the idempotency key of the request that dispatched a trial (store.h
+ * trial_insert), at most one trial per (job, key); NULL for a trial dispatched without
+ * one and for every trial of an older version. */
+static const char *const schema_v3[] = {
+    "ALTER TABLE trials ADD COLUMN request_key TEXT;",
+    "CREATE UNIQUE INDEX trials_by_request_key ON trials (job_id, request_key);",
+    "UPDATE zbso_schema SET version = 3;",
+    NULL,
+};
+
+const char *const *const pg_schema_steps[PG_LATEST] = {schema_v1, schema_v2, schema_v3};
 
 #define JOB_COLS                                                                          \
     "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
@@ -116,11 +126,15 @@ const pg_stmt pg_stmts[S_COUNT] = {
     [S_JOB_DELETE] = {"DELETE FROM jobs WHERE job_id = $1", 1},
     /* Byte order, as sqlite's BINARY collation lists them, whatever the database's. */
     [S_JOB_IDS] = {"SELECT job_id FROM jobs ORDER BY job_id COLLATE \"C\"", 0},
-    [S_TRIAL_INSERT] = {"INSERT INTO trials (job_id, " TRIAL_COLS ") VALUES ($1, $2, $3, $4,"
-                        " $5, $6, $7, $8, $9, $10, $11, $12, $13)"
-                        " ON CONFLICT (job_id, trial_number) DO NOTHING", 1 + N_TRIAL_COLS},
+    [S_TRIAL_INSERT] = {"INSERT INTO trials (job_id, " TRIAL_COLS ", request_key) VALUES ($1,"
+                        " $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+                        " ON CONFLICT (job_id, trial_number) DO NOTHING", 2 + N_TRIAL_COLS},
     [S_TRIAL_GET] = {"SELECT " TRIAL_COLS " FROM trials WHERE job_id = $1 AND trial_number = $2",
                      2},
+    [S_TRIAL_BY_KEY] = {"SELECT " TRIAL_COLS " FROM trials WHERE job_id = $1"
+                        " AND request_key = $2", 2},
+    [S_TRIAL_UNKEY] = {"UPDATE trials SET request_key = NULL WHERE job_id = $1"
+                       " AND request_key = $2", 2},
     [S_TRIAL_UPDATE] = {"UPDATE trials SET batch_size = $3, type = $4, status = $5,"
                         " start_time = $6, end_time = $7, lease_renewed_at = $8, time = $9,"
                         " energy = $10, metric = $11, epochs = $12, converged = $13"
@@ -453,14 +467,24 @@ static void r_trial(const PGresult *r, int row, zbso_trial *tr)
     tr->converged = r_bool(r, row, 11);
 }
 
-/* ZBSO_ECONFLICT when the trial number is taken, ZBSO_ENOTFOUND without the job. */
+/* ZBSO_ECONFLICT when the trial number is taken, ZBSO_ENOTFOUND without the job. A key
+ * first leaves the trial that held it (the unique index allows one), then goes with the
+ * new row; the job's row lock orders units that dispatch for one job. */
 static int q_trial_insert(store_txn *tb, const char *id, const zbso_trial *trial,
-                          zbso_err *err)
+                          const char *key, zbso_err *err)
 {
     pg_txn *t = txn_of(tb);
     params p;
+    PGresult *r;
+    if (key != NULL) {
+        const char *v[2] = {id, key};
+        if ((r = pg_run(t, S_TRIAL_UNKEY, v, "trial_insert", id, err)) == NULL)
+            return t->first.code;
+        PQclear(r);
+    }
     trial_params(&p, id, trial);
-    PGresult *r = pg_run(t, S_TRIAL_INSERT, p.v, "trial_insert", id, err);
+    p.v[N_TRIAL_COLS + 1] = key;
+    r = pg_run(t, S_TRIAL_INSERT, p.v, "trial_insert", id, err);
     if (r == NULL) {
         if (t->first.code == ZBSO_ENOTFOUND)
             return err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", id);
@@ -486,6 +510,24 @@ static int q_trial_get(store_txn *tb, const char *id, int64_t n, zbso_trial *out
     if (PQntuples(r) == 0)
         rc = err_set(err, ZBSO_ENOTFOUND, "trial %lld of job \"%.300s\" not found",
                      (long long)n, id);
+    else
+        r_trial(r, 0, out);
+    PQclear(r);
+    return rc;
+}
+
+static int q_trial_by_key(store_txn *tb, const char *id, const char *key, zbso_trial *out,
+                          zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    const char *v[2] = {id, key};
+    PGresult *r = pg_run(t, S_TRIAL_BY_KEY, v, "trial_by_key", id, err);
+    int rc = 0;
+    if (r == NULL)
+        return t->first.code;
+    if (PQntuples(r) == 0)
+        rc = err_set(err, ZBSO_ENOTFOUND, "the trial of a request key of job \"%.300s\" not"
+                     " found", id);
     else
         r_trial(r, 0, out);
     PQclear(r);
@@ -616,6 +658,7 @@ const store_txn_ops pg_ops = {
     .job_ids = q_job_ids,
     .trial_insert = q_trial_insert,
     .trial_get = q_trial_get,
+    .trial_by_key = q_trial_by_key,
     .trial_update = q_trial_update,
     .trials_list = q_trials_list,
     .trials_fail_stale = q_trials_fail_stale,

@@ -90,7 +90,18 @@ static const char *const schema_v3[] = {
     NULL,
 };
 
-const char *const *const sq_schema_steps[SQ_LATEST] = {schema_v1, schema_v2, schema_v3};
+/* Version 4: the idempotency key of the request that dispatched a trial (store.h
+ * trial_insert), at most one trial per (job, key); NULL for a trial dispatched without
+ * one and for every trial of an older version. */
+static const char *const schema_v4[] = {
+    "ALTER TABLE trials ADD COLUMN request_key TEXT;",
+    "CREATE UNIQUE INDEX trials_by_request_key ON trials (job_id, request_key);",
+    "PRAGMA user_version = 4;",
+    NULL,
+};
+
+const char *const *const sq_schema_steps[SQ_LATEST] = {schema_v1, schema_v2, schema_v3,
+                                                        schema_v4};
 
 #define JOB_COLS                                                                          \
     "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
@@ -126,9 +137,12 @@ static const char *const stmt_sql[S_COUNT] = {
                      " num_trials = ?24, version = ?26 WHERE job_id = ?1",
     [S_JOB_DELETE] = "DELETE FROM jobs WHERE job_id = ?1",
     [S_JOB_IDS] = "SELECT job_id FROM jobs ORDER BY job_id",
-    [S_TRIAL_INSERT] = "INSERT INTO trials (job_id, " TRIAL_COLS ") VALUES (?1, ?2, ?3, ?4,"
-                       " ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    [S_TRIAL_INSERT] = "INSERT INTO trials (job_id, " TRIAL_COLS ", request_key) VALUES (?1,"
+                       " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     [S_TRIAL_GET] = "SELECT " TRIAL_COLS " FROM trials WHERE job_id = ?1 AND trial_number = ?2",
+    [S_TRIAL_BY_KEY] = "SELECT " TRIAL_COLS " FROM trials WHERE job_id = ?1 AND request_key = ?2",
+    [S_TRIAL_UNKEY] = "UPDATE trials SET request_key = NULL WHERE job_id = ?1"
+                      " AND request_key = ?2",
     [S_TRIAL_UPDATE] = "UPDATE trials SET batch_size = ?3, type = ?4, status = ?5,"
                        " start_time = ?6, end_time = ?7, lease_renewed_at = ?8, time = ?9,"
                        " energy = ?10, metric = ?11, epochs = ?12, converged = ?13"
@@ -519,19 +533,50 @@ out:
     return out;
 }
 
+/* A key first leaves the trial that held it (the unique index allows one), then goes
+ * with the new row. */
 static int q_trial_insert(store_txn *t, const char *id, const zbso_trial *trial,
-                          zbso_err *err)
+                          const char *key, zbso_err *err)
 {
     sq_conn *c = txn_conn(t);
-    sqlite3_stmt *s = sq_stmt(c, S_TRIAL_INSERT, err);
-    if (s == NULL)
+    sqlite3_stmt *s;
+    int rc;
+    if (key != NULL) {
+        if ((s = sq_stmt(c, S_TRIAL_UNKEY, err)) == NULL)
+            return sq_code(c);
+        sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
+        if ((rc = sq_write(c, s, "trial_insert", id, NULL, err)) < 0)
+            return rc;
+    }
+    if ((s = sq_stmt(c, S_TRIAL_INSERT, err)) == NULL)
         return sq_code(c);
     bind_trial(s, id, trial);
-    int rc = sq_write(c, s, "trial_insert", id, NULL, err);
+    if (key != NULL)
+        sqlite3_bind_text(s, 14, key, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, 14);
+    rc = sq_write(c, s, "trial_insert", id, NULL, err);
     if (rc == ZBSO_ECONFLICT)
         rc = err_set(err, ZBSO_ECONFLICT, "trial %lld of job \"%.300s\" already exists",
                      (long long)trial->trial_number, id);
     return rc;
+}
+
+/* Steps s, bound to select one trial, into *out; ZBSO_ENOTFOUND (err says `which`) when
+ * it has no row. Resets s. */
+static int one_trial(sq_conn *c, sqlite3_stmt *s, const char *what, const char *id,
+                     const char *which, zbso_trial *out, zbso_err *err)
+{
+    int rc = sqlite3_step(s), out_rc = 0;
+    if (rc == SQLITE_ROW)
+        col_trial(s, out);
+    else if (rc == SQLITE_DONE)
+        out_rc = err_set(err, ZBSO_ENOTFOUND, "%s of job \"%.300s\" not found", which, id);
+    else
+        out_rc = sq_fail(c, rc, what, id, err);
+    sqlite3_reset(s);
+    return out_rc;
 }
 
 static int q_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *out,
@@ -539,20 +584,25 @@ static int q_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *out,
 {
     sq_conn *c = txn_conn(t);
     sqlite3_stmt *s = sq_stmt(c, S_TRIAL_GET, err);
+    char which[48];
     if (s == NULL)
         return sq_code(c);
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, n);
-    int rc = sqlite3_step(s), out_rc = 0;
-    if (rc == SQLITE_ROW)
-        col_trial(s, out);
-    else if (rc == SQLITE_DONE)
-        out_rc = err_set(err, ZBSO_ENOTFOUND, "trial %lld of job \"%.300s\" not found",
-                         (long long)n, id);
-    else
-        out_rc = sq_fail(c, rc, "trial_get", id, err);
-    sqlite3_reset(s);
-    return out_rc;
+    snprintf(which, sizeof which, "trial %lld", (long long)n);
+    return one_trial(c, s, "trial_get", id, which, out, err);
+}
+
+static int q_trial_by_key(store_txn *t, const char *id, const char *key, zbso_trial *out,
+                          zbso_err *err)
+{
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_TRIAL_BY_KEY, err);
+    if (s == NULL)
+        return sq_code(c);
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
+    return one_trial(c, s, "trial_by_key", id, "the trial of a request key", out, err);
 }
 
 static int q_trial_update(store_txn *t, const char *id, const zbso_trial *trial,
@@ -675,6 +725,7 @@ const store_txn_ops sq_ops = {
     .job_ids = q_job_ids,
     .trial_insert = q_trial_insert,
     .trial_get = q_trial_get,
+    .trial_by_key = q_trial_by_key,
     .trial_update = q_trial_update,
     .trials_list = q_trials_list,
     .trials_fail_stale = q_trials_fail_stale,

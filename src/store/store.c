@@ -225,3 +225,9 @@ int store_write_refused(const char *op, zbso_err *err)
 {
     return err_set(err, ZBSO_EINTERNAL, "%s called in a read-only unit of work", op);
 }
+
+int store_key_refused(const char *job_id, zbso_err *err)
+{
+    return err_set(err, ZBSO_EINVAL, "a request key of job \"%.300s\" is longer than %d bytes",
+                   job_id, STORE_KEY_MAX);
+}

@@ -9,12 +9,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/types.h"
 #include "util/err.h"
 
 typedef struct store store;         /* an open database: backend + its private state */
 typedef struct store_txn store_txn; /* one unit of work in progress */
+
+#define STORE_KEY_MAX 255  /* bytes of a trial's request key (the Idempotency-Key) */
 
 /* Filter for store_trials_list. Rows come in ascending trial_number order. */
 typedef struct store_trial_query {
@@ -46,12 +49,19 @@ typedef struct store_txn_ops {
     int (*job_ids)(store_txn *t, int (*fn)(void *ctx, const char *job_id), void *ctx,
                    zbso_err *err);
 
-    /* Inserts a trial. ZBSO_ECONFLICT when (job_id, trial_number) exists. */
+    /* Inserts a trial. request_key (NULL: none; at most STORE_KEY_MAX bytes) is the
+     * idempotency key of the request that dispatched it: it moves to this trial from any
+     * other trial of the job that held it, so that a key names one trial per job.
+     * ZBSO_ECONFLICT when (job_id, trial_number) exists. */
     int (*trial_insert)(store_txn *t, const char *job_id, const zbso_trial *trial,
-                        zbso_err *err);
+                        const char *request_key, zbso_err *err);
     /* ZBSO_ENOTFOUND when there is no such trial. */
     int (*trial_get)(store_txn *t, const char *job_id, int64_t trial_number,
                      zbso_trial *out, zbso_err *err);
+    /* The trial of the job that holds request_key (trial_insert). ZBSO_ENOTFOUND when
+     * none does (or no such job). */
+    int (*trial_by_key)(store_txn *t, const char *job_id, const char *request_key,
+                        zbso_trial *out, zbso_err *err);
     /* Rewrites every field of an existing trial (keyed by trial_number). */
     int (*trial_update)(store_txn *t, const char *job_id, const zbso_trial *trial,
                         zbso_err *err);
@@ -189,6 +199,8 @@ int store_migrate_sql(const store_backend *b, int from, int to,
 /* The answer of a write operation in a read-only unit: ZBSO_EINTERNAL with err saying
  * which operation it was. */
 int store_write_refused(const char *op, zbso_err *err);
+/* The answer to a request key longer than STORE_KEY_MAX: ZBSO_EINVAL naming the job. */
+int store_key_refused(const char *job_id, zbso_err *err);
 
 /* Short wrappers so callers write store_job_get(t, ...); the write operations refuse in a
  * read-only unit before reaching the backend. */
@@ -200,15 +212,26 @@ static inline int store_job_update(store_txn *t, const zbso_job *j, zbso_err *e)
 { return t->read_only ? store_write_refused("job_update", e) : t->ops->job_update(t, j, e); }
 static inline int store_job_delete(store_txn *t, const char *id, zbso_err *e)
 { return t->read_only ? store_write_refused("job_delete", e) : t->ops->job_delete(t, id, e); }
+/* A key longer than STORE_KEY_MAX is ZBSO_EINVAL on every backend (store_key_refused). */
 static inline int store_trial_insert(store_txn *t, const char *id, const zbso_trial *tr,
-                                     zbso_err *e)
+                                     const char *key, zbso_err *e)
 {
-    return t->read_only ? store_write_refused("trial_insert", e)
-                        : t->ops->trial_insert(t, id, tr, e);
+    if (t->read_only)
+        return store_write_refused("trial_insert", e);
+    if (key != NULL && strlen(key) > STORE_KEY_MAX)
+        return store_key_refused(id, e);
+    return t->ops->trial_insert(t, id, tr, key, e);
 }
 static inline int store_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *o,
                                   zbso_err *e)
 { return t->ops->trial_get(t, id, n, o, e); }
+static inline int store_trial_by_key(store_txn *t, const char *id, const char *key,
+                                     zbso_trial *o, zbso_err *e)
+{
+    if (strlen(key) > STORE_KEY_MAX)
+        return store_key_refused(id, e);
+    return t->ops->trial_by_key(t, id, key, o, e);
+}
 static inline int store_trial_update(store_txn *t, const char *id, const zbso_trial *tr,
                                      zbso_err *e)
 {

@@ -150,7 +150,7 @@ static int u_next_trial(store_txn *t, lock_case *c, bool is_a, zbso_err *err)
     j.revision++;
     zbso_trial tr = {.trial_number = j.num_trials, .batch_size = 8, .start_time = 1.0,
                      .lease_renewed_at = 1.0, .time = NAN, .energy = NAN, .metric = NAN};
-    if ((rc = store_trial_insert(t, "locked", &tr, err)) < 0 ||
+    if ((rc = store_trial_insert(t, "locked", &tr, NULL, err)) < 0 ||
         (rc = store_job_update(t, &j, err)) < 0)
         return rc;
     if (is_a) {
@@ -639,7 +639,7 @@ static void test_schema_created_on_empty_database(void **state)
     zbso_err err = {0};
     store *st = NULL;
     int v = -1;
-    assert_int_equal(b->latest_schema_version, 2);
+    assert_int_equal(b->latest_schema_version, 3);
     /* without create_if_empty an empty database is refused, naming zbso migrate */
     assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
     assert_null(st);
@@ -650,15 +650,22 @@ static void test_schema_created_on_empty_database(void **state)
 
     st = open_store(NULL);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
+    assert_int_equal(v, 3);
     assert_int_equal(store_migrate(st, 0, &err), 0);
     assert_int_equal(store_migrate(st, 1, &err), ZBSO_ESCHEMA);
     assert_non_null(strstr(err.msg, "cannot go down"));
-    assert_int_equal(store_migrate(st, 3, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate(st, 4, &err), ZBSO_EINVAL);
     store_close(st);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 3);
     assert_int_equal(
-        query_int("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'trials_by_%'"), 2);
+        query_int("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'trials_by_%'"), 3);
+    /* request_key: nullable text, unique per job */
+    assert_int_equal(query_int("SELECT count(*) FROM information_schema.columns WHERE"
+                               " table_name = 'trials' AND column_name = 'request_key'"
+                               " AND is_nullable = 'YES' AND data_type = 'text'"), 1);
+    assert_int_equal(query_int("SELECT count(*) FROM pg_indexes WHERE indexname ="
+                               " 'trials_by_request_key' AND indexdef LIKE 'CREATE UNIQUE%'"
+                               " AND indexdef LIKE '%(job_id, request_key)'"), 1);
     /* the job row has its version column, NOT NULL */
     assert_int_equal(query_int("SELECT count(*) FROM information_schema.columns WHERE"
                                " table_name = 'jobs' AND column_name = 'version'"
@@ -691,18 +698,31 @@ static void test_older_schema_refused_then_migrated(void **state)
     assert_int_equal(store_migrate(st, 2, &err), 0);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 2);
+    /* a job and a trial stored at version 2 are kept by migration 3, the trial with no
+     * request key */
+    zbso_job j;
+    make_job(&j, "at-v2");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    assert_int_equal(pg_sql(g_name, "INSERT INTO trials VALUES ('at-v2', 1, 8, 0, 0, 5.5, 0,"
+                                    " 5.5, NULL, NULL, NULL, 0, false)"), 0);
+    assert_int_equal(store_migrate(st, 0, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 3);
     store_close(st);
+    assert_int_equal(query_int("SELECT count(*) FROM trials WHERE job_id = 'at-v2' AND"
+                               " trial_number = 1 AND start_time = 5.5 AND request_key IS NULL"),
+                     1);
+    assert_int_equal(query_int("SELECT count(*) FROM jobs WHERE job_id = 'at-v2'"), 1);
 
     /* serve --migrate's way, from version 1 again */
     assert_int_equal(pg_fresh_db(g_name, g_url, sizeof g_url), 0);
     make_db_at(1);
     opt.migrate = true;
     st = open_store(&opt);
-    zbso_job j;
     make_job(&j, "after-migrate");
     assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
     store_close(st);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 3);
 
     /* an empty database, step by step */
     assert_int_equal(pg_fresh_db(g_name, g_url, sizeof g_url), 0);
@@ -714,7 +734,7 @@ static void test_older_schema_refused_then_migrated(void **state)
     assert_int_equal(v, 1);
     assert_int_equal(store_migrate(st, 0, &err), 0);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
+    assert_int_equal(v, 3);
     assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
     store_close(st);
 }
@@ -794,7 +814,7 @@ static void test_three_replicas_create_the_schema_at_once(void **state)
             if (s[i].rc != 0)
                 fail_msg("round %d starter %d: %d %s", round, i, s[i].rc, s[i].msg);
         assert_int_equal(query_int("SELECT count(*) FROM zbso_schema"), 1);
-        assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+        assert_int_equal(query_int("SELECT version FROM zbso_schema"), 3);
     }
 }
 
@@ -813,17 +833,20 @@ static void test_migrate_sql(void **state)
     assert_non_null(strstr(all.text, "CREATE TABLE arms"));
     assert_non_null(strstr(all.text, "CREATE INDEX"));
     assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 2;"));
+    assert_non_null(strstr(all.text, "ADD COLUMN request_key TEXT"));
+    assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 3;"));
     assert_int_equal(store_migrate_sql(b, 1, 2, sql_line, &up, &err), 0);
     assert_null(strstr(up.text, "CREATE TABLE"));
     assert_non_null(strstr(up.text, "CREATE INDEX"));
     assert_int_equal(store_migrate_sql(b, 2, 1, sql_line, &up, &err), ZBSO_EINVAL);
-    assert_int_equal(store_migrate_sql(b, 0, 3, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_null(strstr(up.text, "request_key"));
+    assert_int_equal(store_migrate_sql(b, 0, 4, sql_line, &up, &err), ZBSO_EINVAL);
     /* the text runs as it is (psql would do the same) and gives the latest schema */
     assert_int_equal(pg_sql(g_name, all.text), 0);
     store *st = open_store(&(store_options){0});
     int v = 0;
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
+    assert_int_equal(v, 3);
     store_close(st);
 }
 
