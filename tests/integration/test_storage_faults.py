@@ -150,7 +150,13 @@ class DiskFaults(FaultyServer):
         self.assertEqual(self.srv.terminate(), 0, self.srv.log_tail())
         self.srv.env = {}
         self.srv.start()
-        problems = wl.check_acknowledged(load.records, self.db) + wl.check_log(load.records)
+        # A 503 promises only that nothing was acknowledged: as after a crash, the change
+        # of a request answered 503 may still have been committed (one ASan run found job
+        # revision 176 committed and never acknowledged), so the log is checked without
+        # requiring revisions and trial numbers to be gapless; every 2xx must be stored, no
+        # revision or trial number may be given twice.
+        problems = (wl.check_acknowledged(load.records, self.db)
+                    + wl.check_log(load.records, complete=False))
         problems += [f"integrity: {e}" for e in self.db.integrity_errors()]
         self.assertEqual(problems, [], wl.format_problems(problems))
 
