@@ -48,104 +48,70 @@ static const char serve_usage[] =
     "in the working directory or a parent. Flags win over the environment, which wins over\n"
     ".env. Prints \"zbso serve listening on http://HOST:PORT\" once it accepts connections.\n";
 
-enum { OPT_HOST = 256, OPT_PORT, OPT_DB, OPT_LOG_LEVEL, OPT_TRIAL_TIMEOUT, OPT_ECHO_SQL,
-       OPT_MIGRATE, OPT_HELP, OPT_LOG_FILE, OPT_IDLE_TIMEOUT, OPT_HEADER_TIMEOUT,
-       OPT_DRAIN_TIMEOUT, OPT_MAX_PER_IP };
+enum { OPT_HOST = CLI_OPT_OWN, OPT_PORT, OPT_LOG_LEVEL, OPT_TRIAL_TIMEOUT, OPT_ECHO_SQL,
+       OPT_MIGRATE, OPT_LOG_FILE, OPT_IDLE_TIMEOUT, OPT_HEADER_TIMEOUT, OPT_DRAIN_TIMEOUT,
+       OPT_MAX_PER_IP };
 
-/* Applies the command-line flags on top of cfg. Returns 0, 1 when --help was printed, or
- * ZBSO_EINVAL with err naming the flag and the value. */
-static int parse_flags(int argc, char **argv, cli_config *cfg, void *ctx, zbso_err *err)
+static const struct option serve_options[] = {
+    {"host", required_argument, NULL, OPT_HOST},
+    {"port", required_argument, NULL, OPT_PORT},
+    {"db", required_argument, NULL, CLI_OPT_DB},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"trial-timeout", required_argument, NULL, OPT_TRIAL_TIMEOUT},
+    {"echo-sql", no_argument, NULL, OPT_ECHO_SQL},
+    {"migrate", no_argument, NULL, OPT_MIGRATE},
+    {"log-file", required_argument, NULL, OPT_LOG_FILE},
+    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+    {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
+    {"max-connections-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
+    {"help", no_argument, NULL, CLI_OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* Applies one of serve's own flags on top of cfg (cli_flags.apply); ctx is the bool that
+ * --migrate sets. */
+static int apply_flag(int opt, const char *arg, cli_config *cfg, void *ctx, zbso_err *err)
 {
-    bool *migrate = ctx;
-    static const struct option opts[] = {
-        {"host", required_argument, NULL, OPT_HOST},
-        {"port", required_argument, NULL, OPT_PORT},
-        {"db", required_argument, NULL, OPT_DB},
-        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-        {"trial-timeout", required_argument, NULL, OPT_TRIAL_TIMEOUT},
-        {"echo-sql", no_argument, NULL, OPT_ECHO_SQL},
-        {"migrate", no_argument, NULL, OPT_MIGRATE},
-        {"log-file", required_argument, NULL, OPT_LOG_FILE},
-        {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
-        {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
-        {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
-        {"max-connections-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
-        {"help", no_argument, NULL, OPT_HELP},
-        {NULL, 0, NULL, 0},
-    };
-    int rc = 0;
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case OPT_HOST:
-            if (optarg[0] == '\0') {
-                rc = err_set(err, ZBSO_EINVAL, "--host is empty; give an address to listen on");
-                goto out;
-            }
-            rc = config_copy("--host", optarg, cfg->host, sizeof cfg->host, err);
-            break;
-        case OPT_PORT:
-            rc = config_parse_port("--port", optarg, &cfg->port, err);
-            break;
-        case OPT_DB:
-            rc = config_copy("--db", optarg, cfg->database_url, sizeof cfg->database_url, err);
-            break;
-        case OPT_LOG_LEVEL: {
-            int level = log_level_parse(optarg);
-            if (level < 0)
-                rc = err_set(err, ZBSO_EINVAL, "--log-level '%s' is not one of NOTSET, DEBUG, "
-                             "INFO, WARN, ERROR, CRITICAL", optarg);
-            else
-                cfg->log_level = level;
-            break;
-        }
-        case OPT_TRIAL_TIMEOUT:
-            rc = config_parse_timeout("--trial-timeout", optarg, &cfg->trial_timeout_s, err);
-            break;
-        case OPT_ECHO_SQL:
-            cfg->echo_sql = true;
-            break;
-        case OPT_MIGRATE:
-            *migrate = true;
-            break;
-        case OPT_LOG_FILE:
-            rc = config_copy("--log-file", optarg, cfg->log_file, sizeof cfg->log_file, err);
-            break;
-        case OPT_IDLE_TIMEOUT:
-            rc = config_parse_count("--idle-timeout", optarg, CFG_TIMEOUT_MAX_S,
-                                    &cfg->idle_timeout_s, err);
-            break;
-        case OPT_HEADER_TIMEOUT:
-            rc = config_parse_timeout("--header-timeout", optarg, &cfg->header_timeout_s, err);
-            break;
-        case OPT_DRAIN_TIMEOUT:
-            rc = config_parse_timeout("--drain-timeout", optarg, &cfg->drain_timeout_s, err);
-            break;
-        case OPT_MAX_PER_IP:
-            rc = config_parse_count("--max-connections-per-ip", optarg, CFG_COUNT_MAX,
-                                    &cfg->max_connections_per_ip, err);
-            break;
-        case OPT_HELP:
-        case 'h':
-            rc = 1;
-            goto out;
-        case ':':
-            rc = err_set(err, ZBSO_EINVAL, "option '%s' needs a value", argv[optind - 1]);
-            break;
-        default:
-            rc = err_set(err, ZBSO_EINVAL, "unknown option '%s'", argv[optind - 1]);
-            break;
-        }
-        if (rc < 0)
-            goto out;
+    switch (opt) {
+    case OPT_HOST:
+        if (arg[0] == '\0')
+            return err_set(err, ZBSO_EINVAL, "--host is empty; give an address to listen on");
+        return config_copy("--host", arg, cfg->host, sizeof cfg->host, err);
+    case OPT_PORT:
+        return config_parse_port("--port", arg, &cfg->port, err);
+    case OPT_LOG_LEVEL: {
+        int level = log_level_parse(arg);
+        if (level < 0)
+            return err_set(err, ZBSO_EINVAL, "--log-level '%s' is not one of NOTSET, DEBUG, "
+                           "INFO, WARN, ERROR, CRITICAL", arg);
+        cfg->log_level = level;
+        return 0;
     }
-    if (optind < argc)
-        rc = err_set(err, ZBSO_EINVAL, "unexpected argument '%s'", argv[optind]);
-out:
-    return rc;
+    case OPT_TRIAL_TIMEOUT:
+        return config_parse_timeout("--trial-timeout", arg, &cfg->trial_timeout_s, err);
+    case OPT_ECHO_SQL:
+        cfg->echo_sql = true;
+        return 0;
+    case OPT_MIGRATE:
+        *(bool *)ctx = true;
+        return 0;
+    case OPT_LOG_FILE:
+        return config_copy("--log-file", arg, cfg->log_file, sizeof cfg->log_file, err);
+    case OPT_IDLE_TIMEOUT:
+        return config_parse_count("--idle-timeout", arg, CFG_TIMEOUT_MAX_S,
+                                  &cfg->idle_timeout_s, err);
+    case OPT_HEADER_TIMEOUT:
+        return config_parse_timeout("--header-timeout", arg, &cfg->header_timeout_s, err);
+    case OPT_DRAIN_TIMEOUT:
+        return config_parse_timeout("--drain-timeout", arg, &cfg->drain_timeout_s, err);
+    default: /* OPT_MAX_PER_IP, the only other flag of serve_options */
+        return config_parse_count("--max-connections-per-ip", arg, CFG_COUNT_MAX,
+                                  &cfg->max_connections_per_ip, err);
+    }
 }
+
+static const cli_flags serve_flags = {serve_options, apply_flag, NULL};
 
 /* Formats host for a URL: IPv6 literals go in brackets. */
 static void url_host(const char *host, char *out, size_t cap)
@@ -181,7 +147,7 @@ int cli_serve(int argc, char **argv)
     int status = CLI_EXIT_FAIL;
     err_clear(&err);
 
-    int rc = cli_start("serve", serve_usage, argc, argv, &cfg, parse_flags, &migrate);
+    int rc = cli_start("serve", serve_usage, argc, argv, &cfg, &serve_flags, &migrate);
     if (rc >= 0) {
         status = rc;
         goto out;
@@ -204,13 +170,9 @@ int cli_serve(int argc, char **argv)
     }
     raise_fd_limit();
 
-    store_options sopt = {
-        .create_if_empty = true,
-        .migrate = migrate,
-        .echo_sql = cfg.echo_sql,
-        .db_user = cfg.db_user[0] ? cfg.db_user : NULL,
-        .db_password = cfg.db_password[0] ? cfg.db_password : NULL,
-    };
+    store_options sopt = cli_store_options(&cfg);
+    sopt.create_if_empty = true;
+    sopt.migrate = migrate;
     if (store_open(cfg.database_url, &sopt, &st, &err) < 0) {
         fprintf(stderr, "zbso serve: %s\n", err.msg);
         goto out;

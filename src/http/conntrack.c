@@ -29,6 +29,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 
 #define SWEEP_PERIOD_MS 1000
@@ -88,9 +89,7 @@ bool conntrack_owes_answer(const ct_state *s, uint64_t rx_now, uint64_t tx_now,
 
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return clk_mono_ns() / 1000000;
 }
 
 /* The socket's byte counts from one TCP_INFO: received in all (request bytes only: the
@@ -151,25 +150,14 @@ static void sweep(conntrack *ct)
                     slow == 1 ? "" : "s", (double)ct->header_timeout_ms / 1000.0);
 }
 
-static void add_ms(struct timespec *ts, int64_t ms)
-{
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 static void *sweeper_main(void *arg)
 {
     conntrack *ct = arg;
     pthread_setname_np(pthread_self(), "zbso-conncheck");
     pthread_mutex_lock(&ct->mu);
     while (!ct->quit) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        add_ms(&until, ct->draining ? DRAIN_PERIOD_MS : ct->period_ms);
+        int64_t period_ms = ct->draining ? DRAIN_PERIOD_MS : ct->period_ms;
+        struct timespec until = clk_deadline(CLOCK_MONOTONIC, (double)period_ms / 1000.0);
         pthread_cond_timedwait(&ct->wake, &ct->mu, &until);
         if (!ct->quit)
             sweep(ct);
@@ -310,9 +298,7 @@ unsigned conntrack_open_count(conntrack *ct)
 
 unsigned conntrack_drain(conntrack *ct, double timeout_s)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    add_ms(&until, (int64_t)(timeout_s * 1000.0 + 0.5));
+    struct timespec until = clk_deadline(CLOCK_MONOTONIC, timeout_s);
     pthread_mutex_lock(&ct->mu);
     ct->draining = true;
     pthread_cond_signal(&ct->wake);

@@ -220,6 +220,15 @@ static void report_post(const http_ctx *ctx, struct MHD_Connection *c, const cha
 /* PATCH /trials and DELETE /jobs answer JSON null, as Zeus's handlers returning None do. */
 static const char NULL_BODY[] = "null";
 
+/* Answers 200 with the constant text when rc is 0, else the error reply for rc. */
+static void reply_static_or_error(http_reply *r, int rc, const char *text)
+{
+    if (rc < 0)
+        http_reply_error(r, rc);
+    else
+        http_reply_static(r, 200, text);
+}
+
 static void trials_patch(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
                          size_t len, http_reply *r)
 {
@@ -229,10 +238,7 @@ static void trials_patch(const http_ctx *ctx, struct MHD_Connection *c, const ch
         memcpy(r->job_id, trial.job_id, sizeof r->job_id);
         rc = svc_end_trial(ctx->st, ctx->env, &trial, &r->job_revision, &r->err);
     }
-    if (rc < 0)
-        http_reply_error(r, rc);
-    else
-        http_reply_static(r, 200, NULL_BODY);
+    reply_static_or_error(r, rc, NULL_BODY);
 }
 
 static void jobs_delete(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
@@ -241,21 +247,14 @@ static void jobs_delete(const http_ctx *ctx, struct MHD_Connection *c, const cha
     int rc = query_job_id(c, r);
     if (rc == 0)
         rc = svc_delete_job(ctx->st, ctx->env, r->job_id, &r->err);
-    if (rc < 0)
-        http_reply_error(r, rc);
-    else
-        http_reply_static(r, 200, NULL_BODY);
+    reply_static_or_error(r, rc, NULL_BODY);
 }
 
 /* 200 only while the store can take writes (store_health); else 503 naming the cause. */
 static void healthz_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
                         size_t len, http_reply *r)
 {
-    int rc = store_health(ctx->st, &r->err);
-    if (rc < 0)
-        http_reply_error(r, rc);
-    else
-        http_reply_static(r, 200, "{\"status\":\"ok\"}");
+    reply_static_or_error(r, store_health(ctx->st, &r->err), "{\"status\":\"ok\"}");
 }
 
 /* Every route; a path listed twice serves two methods and shares one Allow value. */

@@ -20,10 +20,11 @@
 #include "http/conntrack.h"
 #include "http/httpInt.h"
 #include "http/workers.h"
+#include "util/buf.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define DEFAULT_MAX_BODY ((size_t)1 << 20)
-#define BODY_INITIAL_CAP ((size_t)1024)
 #define HOST_MAX 255
 /* libmicrohttpd's memory per connection: the request head (line, headers, their index),
  * the read buffer that body chunks pass through (bodies are buffered by us, up to
@@ -80,7 +81,7 @@ typedef struct req_state {
     http_task task;              /* first: the worker pool hands this back */
     http_server *srv;
     struct MHD_Connection *conn;
-    struct timespec t0;
+    int64_t t0_ns;               /* CLOCK_MONOTONIC when the head arrived */
     const http_route *route;
     bool begun;                  /* the handler got the head */
     bool decided;                /* reply already settled (an error found before the body) */
@@ -89,15 +90,13 @@ typedef struct req_state {
     bool dispatched;             /* handed to a worker */
     atomic_bool ready;           /* the worker filled reply */
     http_reply reply;
-    char *body;                  /* accumulated request body, at most max_body bytes */
-    size_t len, cap;
+    zbso_buf body;               /* accumulated request body, at most max_body bytes */
 } req_state;
 
-static int64_t elapsed_us(const struct timespec *t0)
+/* Microseconds on CLOCK_MONOTONIC since t0_ns (a clk_mono_ns reading). */
+static int64_t elapsed_us(int64_t t0_ns)
 {
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    return (int64_t)(t1.tv_sec - t0->tv_sec) * 1000000 + (t1.tv_nsec - t0->tv_nsec) / 1000;
+    return (clk_mono_ns() - t0_ns) / 1000;
 }
 
 static ct_entry *conn_entry(struct MHD_Connection *c)
@@ -404,32 +403,15 @@ static void reply_too_big(const http_server *srv, req_state *rs, size_t declared
  * the rest of the body is still read so the connection can be kept alive. */
 static void body_append(const http_server *srv, req_state *rs, const char *data, size_t n)
 {
-    if (n > srv->max_body - rs->len) {
-        free(rs->body);
-        rs->body = NULL;
-        rs->len = rs->cap = 0;
+    size_t want = buf_len(&rs->body) + n;
+    int rc = buf_addn(&rs->body, data, n);
+    if (rc == ZBSO_ETOOBIG) {
         reply_too_big(srv, rs, 0);
-        return;
+    } else if (rc < 0) {
+        err_set(&rs->reply.err, ZBSO_ENOMEM, "out of memory reading a %zu-byte body", want);
+        http_reply_error(&rs->reply, ZBSO_ENOMEM);
+        rs->decided = true;
     }
-    if (rs->len + n > rs->cap) {
-        size_t cap = rs->cap ? rs->cap : BODY_INITIAL_CAP;
-        while (cap < rs->len + n)
-            cap *= 2;
-        if (cap > srv->max_body)
-            cap = srv->max_body;
-        char *grown = realloc(rs->body, cap);
-        if (!grown) {
-            err_set(&rs->reply.err, ZBSO_ENOMEM, "out of memory reading a %zu-byte body",
-                    rs->len + n);
-            http_reply_error(&rs->reply, ZBSO_ENOMEM);
-            rs->decided = true;
-            return;
-        }
-        rs->body = grown;
-        rs->cap = cap;
-    }
-    memcpy(rs->body + rs->len, data, n);
-    rs->len += n;
 }
 
 /* The request log: one INFO line per request (skipped, formatting included, above INFO)
@@ -452,7 +434,7 @@ static void log_request(const char *method, const char *url, const req_state *rs
         return;
     log_info("%s %s %d job_id=%s %lldus", m, u, r->status,
              r->job_id[0] ? log_escape(r->job_id, strlen(r->job_id), j, sizeof j) : "-",
-             (long long)elapsed_us(&rs->t0));
+             (long long)elapsed_us(rs->t0_ns));
 }
 
 /* Queues rs->reply. The body is handed to MHD (freed by it). Returns MHD's verdict;
@@ -499,7 +481,8 @@ out:
 static void run_request(http_task *t)
 {
     req_state *rs = (req_state *)t;
-    rs->route->fn(&rs->srv->ctx, rs->conn, rs->body, rs->len, &rs->reply);
+    rs->route->fn(&rs->srv->ctx, rs->conn, buf_ptr(&rs->body), buf_len(&rs->body),
+                  &rs->reply);
     atomic_store(&rs->ready, true);
     MHD_resume_connection(rs->conn);
 }
@@ -527,7 +510,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (!rs->begun) {
         rs->begun = true;
-        clock_gettime(CLOCK_MONOTONIC, &rs->t0);
+        rs->t0_ns = clk_mono_ns();
+        buf_init(&rs->body, srv->max_body);
         if (!conntrack_head_done(srv->ct, conn_entry(c)))
             return MHD_NO;
         if (!rs->decided)
@@ -578,7 +562,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         return;
     if (!rs->reply.body_static)
         free(rs->reply.body);
-    free(rs->body);
+    buf_free(&rs->body);
     free(rs);
     *con_cls = NULL;
 }
@@ -730,13 +714,12 @@ unsigned http_server_stop(http_server *srv, double drain_timeout_s)
     MHD_socket ls = MHD_quiesce_daemon(srv->daemon);
     if (ls != MHD_INVALID_SOCKET)
         close(ls);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t t0_ns = clk_mono_ns();
     unsigned left = conntrack_drain(srv->ct, drain_timeout_s);
     /* A worker resumes its connection before it returns from the task, so the last answer
      * can be sent and its connection closed while the worker is still on its way out:
      * give workers what is left of the drain timeout, and at least a moment. */
-    double rest = drain_timeout_s - (double)elapsed_us(&t0) / 1e6;
+    double rest = drain_timeout_s - (double)elapsed_us(t0_ns) / 1e6;
     unsigned running = http_workers_wait(srv->workers, rest > WORKER_GRACE_S ? rest
                                                                            : WORKER_GRACE_S);
     if (running) {

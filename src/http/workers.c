@@ -19,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
+
 struct http_workers {
     pthread_mutex_t mu;
     pthread_cond_t cv;           /* a task was queued, or stop was asked */
@@ -99,11 +101,7 @@ void http_workers_submit(http_workers *w, http_task *t)
 
 unsigned http_workers_wait(http_workers *w, double timeout_s)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    long long ns = until.tv_nsec + (long long)(timeout_s * 1e9);
-    until.tv_sec += (time_t)(ns / 1000000000LL);
-    until.tv_nsec = (long)(ns % 1000000000LL);
+    struct timespec until = clk_deadline(CLOCK_MONOTONIC, timeout_s);
     pthread_mutex_lock(&w->mu);
     while (w->pending > 0 && pthread_cond_timedwait(&w->idle, &w->mu, &until) == 0)
         ;

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
+
 #define MSG_MAX 4096              /* bytes of a formatted message */
 #define LINE_MAX_BYTES (MSG_MAX * 4 + 64)
 #define LOG_PATH_MAX 4096
@@ -81,9 +83,8 @@ const char *log_escape(const char *s, size_t n, char *out, size_t cap)
 static void emit(int level, const char *msg)
 {
     char line[LINE_MAX_BYTES];
-    struct timespec ts;
+    struct timespec ts = clk_now(CLOCK_REALTIME);
     struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
     int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s ",
                      tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
@@ -119,9 +120,7 @@ void log_msg(int level, const char *fmt, ...)
 
 static long long now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return clk_mono_ns() / 1000000;
 }
 
 int log_limited(log_limit *ll, int level, const char *fmt, ...)
