@@ -23,7 +23,7 @@ void config_defaults(cli_config *cfg)
     snprintf(cfg->database_url, sizeof cfg->database_url, "%s", "sqlite:///zbso.db");
     snprintf(cfg->host, sizeof cfg->host, "%s", "127.0.0.1");
     cfg->port = 8000;
-    cfg->log_level = LOG_INFO;
+    cfg->log_level = ZLOG_INFO;
     cfg->echo_sql = false;
     cfg->trial_timeout_s = 86400.0;
     cfg->idle_timeout_s = 60;
@@ -245,7 +245,7 @@ static int apply(cli_config *cfg, int k, const char *what, const char *v, zbso_e
         return config_copy(what, v, cfg->host, sizeof cfg->host, err);
     case K_LOG_LEVEL: {
         int level = log_level_parse(v);
-        cfg->log_level = level < 0 ? LOG_INFO : level;
+        cfg->log_level = level < 0 ? ZLOG_INFO : level;
         return 0;
     }
     case K_ECHO_SQL:

@@ -145,7 +145,7 @@ static void sweep(conntrack *ct)
         }
     }
     if (slow)
-        log_limited(&ct->slow_log, LOG_INFO, "closed %u connection%s whose request head was "
+        log_limited(&ct->slow_log, ZLOG_INFO, "closed %u connection%s whose request head was "
                     "not complete within the header timeout of %.3g s", slow,
                     slow == 1 ? "" : "s", (double)ct->header_timeout_ms / 1000.0);
 }

@@ -141,7 +141,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     if (strncmp(fmt, at_limit, sizeof at_limit - 1) == 0) {
         /* Our accept policy refuses before libmicrohttpd's total limit, so this is the
          * per-address limit. */
-        log_limited(mhd_kind(srv, fmt), LOG_WARN, "refused a connection: its client "
+        log_limited(mhd_kind(srv, fmt), ZLOG_WARN, "refused a connection: its client "
                     "address has %u connections open, the per-address limit",
                     srv->per_ip_limit);
         return;
@@ -153,10 +153,10 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
         "Connection socket is closed", "Failed to parse", "Too large value of",
         "Received HTTP/1.1 request without",
     };
-    int level = LOG_ERROR;
+    int level = ZLOG_ERROR;
     for (size_t i = 0; i < sizeof client_caused / sizeof client_caused[0]; i++)
         if (strncmp(fmt, client_caused[i], strlen(client_caused[i])) == 0)
-            level = LOG_WARN;
+            level = ZLOG_WARN;
     char line[512];
     vsnprintf(line, sizeof line, fmt, ap);
     size_t n = strlen(line);
@@ -178,7 +178,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
     unsigned open = conntrack_open_count(srv->ct);
     if (open < srv->capacity)
         return MHD_YES;
-    log_limited(&srv->refused_log, LOG_WARN, "refused a connection: %u connections are open, "
+    log_limited(&srv->refused_log, ZLOG_WARN, "refused a connection: %u connections are open, "
                 "the limit", open);
     return MHD_NO;
 }
@@ -198,7 +198,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     if (conntrack_closed(srv->ct, *socket_context, fd)) {
         (void)!send(fd, BAD_LINE_ANSWER, sizeof BAD_LINE_ANSWER - 1,
                     MSG_NOSIGNAL | MSG_DONTWAIT);
-        log_limited(&srv->bad_line_log, LOG_INFO,
+        log_limited(&srv->bad_line_log, ZLOG_INFO,
                     "- - 400 job_id=- (a request line that is not HTTP; connection closed)");
     }
     *socket_context = NULL;
@@ -420,7 +420,7 @@ static void body_append(const http_server *srv, req_state *rs, const char *data,
 static void log_request(const char *method, const char *url, const req_state *rs)
 {
     const http_reply *r = &rs->reply;
-    if (r->status < 500 && log_get_level() > LOG_INFO)
+    if (r->status < 500 && log_get_level() > ZLOG_INFO)
         return;
     char m[64], u[1024], j[4 * ZBSO_ID_MAX + 8];
     log_escape(method, strlen(method), m, sizeof m);
@@ -430,7 +430,7 @@ static void log_request(const char *method, const char *url, const req_state *rs
         log_error("%s %s %d: %s", m, u, r->status,
                   log_escape(r->err.msg, strlen(r->err.msg), e, sizeof e));
     }
-    if (log_get_level() > LOG_INFO)
+    if (log_get_level() > ZLOG_INFO)
         return;
     log_info("%s %s %d job_id=%s %lldus", m, u, r->status,
              r->job_id[0] ? log_escape(r->job_id, strlen(r->job_id), j, sizeof j) : "-",

@@ -12,6 +12,7 @@
 
 #include "core/optimizer.h"
 #include "core/spec.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define GEN_ID_TRIES 16          /* generated job ids tried before giving up */
@@ -24,9 +25,7 @@ _Static_assert(MAX_LISTED_TRIALS <= OPT_FIT_MAX_REWARDS, "arm fits within the co
 
 static double system_now(void *ctx)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return clk_real_s();
 }
 
 static int system_entropy(void *ctx, uint32_t *words, size_t n)

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "store/sqliteInt.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define SQ_GROUP_MAX 256         /* units of work per group commit */
@@ -500,9 +501,7 @@ static void *ckpt_main(void *arg)
     sq_store *st = arg;
     pthread_mutex_lock(&st->cmu);
     for (;;) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += SQ_FILE_CHECK_S;
+        struct timespec until = clk_deadline(CLOCK_REALTIME, SQ_FILE_CHECK_S);
         while (!st->ckpt_due && !st->ckpt_stop &&
                pthread_cond_timedwait(&st->ccv, &st->cmu, &until) != ETIMEDOUT) {
         }

@@ -18,15 +18,15 @@
 #define LINE_MAX_BYTES (MSG_MAX * 4 + 64)
 #define LOG_PATH_MAX 4096
 
-static int min_level = LOG_INFO;
+static int min_level = ZLOG_INFO;
 static char log_path[LOG_PATH_MAX + 1]; /* "" while logging goes to the inherited stderr */
 
 int log_level_parse(const char *name)
 {
     static const struct { const char *name; int level; } names[] = {
-        {"NOTSET", LOG_NOTSET}, {"DEBUG", LOG_DEBUG}, {"INFO", LOG_INFO},
-        {"WARN", LOG_WARN}, {"WARNING", LOG_WARN}, {"ERROR", LOG_ERROR},
-        {"CRITICAL", LOG_CRITICAL},
+        {"NOTSET", ZLOG_NOTSET}, {"DEBUG", ZLOG_DEBUG}, {"INFO", ZLOG_INFO},
+        {"WARN", ZLOG_WARN}, {"WARNING", ZLOG_WARN}, {"ERROR", ZLOG_ERROR},
+        {"CRITICAL", ZLOG_CRITICAL},
     };
     if (!name)
         return -1;
@@ -41,10 +41,10 @@ int log_get_level(void) { return min_level; }
 
 static const char *level_name(int level)
 {
-    if (level >= LOG_CRITICAL) return "CRITICAL";
-    if (level >= LOG_ERROR) return "ERROR";
-    if (level >= LOG_WARN) return "WARN";
-    if (level >= LOG_INFO) return "INFO";
+    if (level >= ZLOG_CRITICAL) return "CRITICAL";
+    if (level >= ZLOG_ERROR) return "ERROR";
+    if (level >= ZLOG_WARN) return "WARN";
+    if (level >= ZLOG_INFO) return "INFO";
     return "DEBUG";
 }
 

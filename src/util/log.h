@@ -10,8 +10,8 @@
 
 #include "util/err.h"
 
-enum log_level { LOG_NOTSET = 0, LOG_DEBUG = 10, LOG_INFO = 20, LOG_WARN = 30,
-                 LOG_ERROR = 40, LOG_CRITICAL = 50 };
+enum log_level { ZLOG_NOTSET = 0, ZLOG_DEBUG = 10, ZLOG_INFO = 20, ZLOG_WARN = 30,
+                 ZLOG_ERROR = 40, ZLOG_CRITICAL = 50 };
 
 /* Parses NOTSET|DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL (any case). Returns the level, or
  * -1 when the name is none of those. */
@@ -25,10 +25,10 @@ int log_get_level(void);
  * below 0x20 and 0x7f in the formatted message are written as \xNN. */
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
-#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
-#define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
-#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+#define log_debug(...) log_msg(ZLOG_DEBUG, __VA_ARGS__)
+#define log_info(...) log_msg(ZLOG_INFO, __VA_ARGS__)
+#define log_warn(...) log_msg(ZLOG_WARN, __VA_ARGS__)
+#define log_error(...) log_msg(ZLOG_ERROR, __VA_ARGS__)
 
 /* Copies the n bytes at s into out (cap >= 4 bytes, always NUL-terminated) with every byte
  * that is not printable ASCII, and '\\' and '"', written as \xNN, so that client-chosen

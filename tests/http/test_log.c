@@ -8,6 +8,8 @@
 
 #include <stdio.h>
 #include <string.h>
+/* log.h must compile beside <syslog.h> (whose LOG_DEBUG, LOG_INFO... it once redefined). */
+#include <syslog.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -57,10 +59,10 @@ static void five_in_a_row(void)
 {
     static log_limit ll = LOG_LIMIT_INIT;
     for (int i = 0; i < 5; i++)
-        log_limited(&ll, LOG_WARN, "refused %d", i);
+        log_limited(&ll, ZLOG_WARN, "refused %d", i);
     /* The next window: one line, counting the 4 suppressed. */
     atomic_store(&ll.next_ms, 0);
-    log_limited(&ll, LOG_WARN, "refused %d", 5);
+    log_limited(&ll, ZLOG_WARN, "refused %d", 5);
 }
 
 static void test_limited_writes_one_line_per_interval(void **state)
