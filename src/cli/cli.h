@@ -4,19 +4,41 @@
 #define ZBSO_CLI_CLI_H
 
 #include "cli/config.h"
+#include "store/store.h"
 #include "util/err.h"
 
 /* Exit statuses: 0 success, 1 a runtime failure (database, network), 2 a usage error. */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 
+/* Flag values that every table given to cli_start uses for --db and --help (cli_start
+ * applies them itself); a command numbers its own flags from CLI_OPT_OWN. */
+enum { CLI_OPT_DB = 256, CLI_OPT_HELP, CLI_OPT_OWN };
+
+struct option;
+
+/* One command's flags for cli_start. */
+typedef struct cli_flags {
+    /* getopt_long's table: the command's flags, {"db", CLI_OPT_DB} and {"help",
+     * CLI_OPT_HELP} rows, and a zero row last. */
+    const struct option *options;
+    /* Applies one of the command's own flags (opt its value in the table, arg its argument
+     * or NULL). Returns 0, or ZBSO_EINVAL with err naming the flag and the value. */
+    int (*apply)(int opt, const char *arg, cli_config *cfg, void *ctx, zbso_err *err);
+    /* NULL, or checks the flags taken together once all are applied: 0 or ZBSO_EINVAL. */
+    int (*check)(const void *ctx, zbso_err *err);
+} cli_flags;
+
 /* The start-up `serve` and `migrate` share: defaults, .env and environment (config_load),
- * then the command's flags through parse (which returns 0, 1 when --help was asked for, or a
- * negative code with err naming the flag and value), then the database URL's backend and
- * the log level. Returns -1 to go on, or the exit status to return at once (usage printed
- * for --help, or the error on stderr prefixed with "zbso CMD: "). */
+ * then the command line (flags->options; --db, --help, a missing value, an unknown option
+ * and a stray argument are answered here, the rest by flags->apply), then the database
+ * URL's backend and the log level. Returns -1 to go on, or the exit status to return at
+ * once (usage printed for --help, or the error on stderr prefixed with "zbso CMD: "). */
 int cli_start(const char *cmd, const char *usage, int argc, char **argv, cli_config *cfg,
-              int (*parse)(int argc, char **argv, cli_config *cfg, void *ctx, zbso_err *err),
-              void *ctx);
+              const cli_flags *flags, void *ctx);
+
+/* The store_options that cfg sets for every command that opens the store: echo_sql and
+ * the credentials (NULL where not configured); the command sets the schema policy. */
+store_options cli_store_options(const cli_config *cfg);
 
 /* `zbso serve`: runs the BSO server until SIGTERM/SIGINT. */
 int cli_serve(int argc, char **argv);

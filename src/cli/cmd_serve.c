@@ -1,10 +1,14 @@
-/* cmd_serve.c: `zbso serve`: configuration -> store -> HTTP server, then waits for
- * SIGTERM or SIGINT and shuts down in order. No request handling here: that is src/http's. */
+/* cmd_serve.c: `zbso serve`: configuration -> store -> HTTP server, then waits for SIGTERM or
+ * SIGINT and shuts down in order (drain, then the store); SIGHUP reopens the log file.
+ * No request handling here: that is src/http's. */
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/config.h"
@@ -14,16 +18,29 @@
 #include "util/log.h"
 
 static const char serve_usage[] =
-    "usage: zbso serve [--host H] [--port P] [--db URL] [--log-level L]\n"
-    "                  [--trial-timeout S] [--echo-sql] [--migrate]\n"
+    "usage: zbso serve [--host H] [--port P] [--db URL] [--log-level L] [--log-file F]\n"
+    "                  [--trial-timeout S] [--idle-timeout S] [--header-timeout S]\n"
+    "                  [--drain-timeout S] [--max-connections-per-ip N] [--echo-sql]\n"
+    "                  [--migrate]\n"
     "\n"
     "  --host H           address to listen on (ZEUS_BSO_HOST, default 127.0.0.1)\n"
     "  --port P           TCP port, 0 for any free one (ZEUS_BSO_SERVER_PORT, default 8000)\n"
     "  --db URL           sqlite:///path or postgresql://... (ZEUS_BSO_DATABASE_URL,\n"
     "                     default sqlite:///zbso.db)\n"
     "  --log-level L      NOTSET|DEBUG|INFO|WARN|ERROR|CRITICAL (ZEUS_BSO_LOG_LEVEL)\n"
+    "  --log-file F       append the log to F instead of stderr; SIGHUP reopens it\n"
+    "                     (ZEUS_BSO_LOG_FILE)\n"
     "  --trial-timeout S  fail Dispatched trials silent for S seconds, 0 never\n"
     "                     (ZEUS_BSO_TRIAL_TIMEOUT, default 86400)\n"
+    "  --idle-timeout S   close connections idle for S whole seconds, 0 never\n"
+    "                     (ZEUS_BSO_IDLE_TIMEOUT, default 60)\n"
+    "  --header-timeout S close connections whose request head is not complete S seconds\n"
+    "                     after its first byte, 0 never (ZEUS_BSO_HEADER_TIMEOUT, default 10)\n"
+    "  --drain-timeout S  at SIGTERM/SIGINT, give in-flight requests S seconds to be\n"
+    "                     answered (ZEUS_BSO_DRAIN_TIMEOUT, default 10)\n"
+    "  --max-connections-per-ip N\n"
+    "                     connections one client address may hold, 0 no limit\n"
+    "                     (ZEUS_BSO_MAX_CONNECTIONS_PER_IP, default 256)\n"
     "  --echo-sql         log every SQL statement (ZEUS_BSO_ECHO_SQL)\n"
     "  --migrate          upgrade an older database schema instead of refusing it\n"
     "\n"
@@ -31,81 +48,70 @@ static const char serve_usage[] =
     "in the working directory or a parent. Flags win over the environment, which wins over\n"
     ".env. Prints \"zbso serve listening on http://HOST:PORT\" once it accepts connections.\n";
 
-enum { OPT_HOST = 256, OPT_PORT, OPT_DB, OPT_LOG_LEVEL, OPT_TRIAL_TIMEOUT, OPT_ECHO_SQL,
-       OPT_MIGRATE, OPT_HELP };
+enum { OPT_HOST = CLI_OPT_OWN, OPT_PORT, OPT_LOG_LEVEL, OPT_TRIAL_TIMEOUT, OPT_ECHO_SQL,
+       OPT_MIGRATE, OPT_LOG_FILE, OPT_IDLE_TIMEOUT, OPT_HEADER_TIMEOUT, OPT_DRAIN_TIMEOUT,
+       OPT_MAX_PER_IP };
 
-/* Applies the command-line flags on top of cfg. Returns 0, 1 when --help was printed, or
- * ZBSO_EINVAL with err naming the flag and the value. */
-static int parse_flags(int argc, char **argv, cli_config *cfg, void *ctx, zbso_err *err)
+static const struct option serve_options[] = {
+    {"host", required_argument, NULL, OPT_HOST},
+    {"port", required_argument, NULL, OPT_PORT},
+    {"db", required_argument, NULL, CLI_OPT_DB},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"trial-timeout", required_argument, NULL, OPT_TRIAL_TIMEOUT},
+    {"echo-sql", no_argument, NULL, OPT_ECHO_SQL},
+    {"migrate", no_argument, NULL, OPT_MIGRATE},
+    {"log-file", required_argument, NULL, OPT_LOG_FILE},
+    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+    {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
+    {"max-connections-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
+    {"help", no_argument, NULL, CLI_OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* Applies one of serve's own flags on top of cfg (cli_flags.apply); ctx is the bool that
+ * --migrate sets. */
+static int apply_flag(int opt, const char *arg, cli_config *cfg, void *ctx, zbso_err *err)
 {
-    bool *migrate = ctx;
-    static const struct option opts[] = {
-        {"host", required_argument, NULL, OPT_HOST},
-        {"port", required_argument, NULL, OPT_PORT},
-        {"db", required_argument, NULL, OPT_DB},
-        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-        {"trial-timeout", required_argument, NULL, OPT_TRIAL_TIMEOUT},
-        {"echo-sql", no_argument, NULL, OPT_ECHO_SQL},
-        {"migrate", no_argument, NULL, OPT_MIGRATE},
-        {"help", no_argument, NULL, OPT_HELP},
-        {NULL, 0, NULL, 0},
-    };
-    int rc = 0;
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case OPT_HOST:
-            if (optarg[0] == '\0') {
-                rc = err_set(err, ZBSO_EINVAL, "--host is empty; give an address to listen on");
-                goto out;
-            }
-            rc = config_copy("--host", optarg, cfg->host, sizeof cfg->host, err);
-            break;
-        case OPT_PORT:
-            rc = config_parse_port("--port", optarg, &cfg->port, err);
-            break;
-        case OPT_DB:
-            rc = config_copy("--db", optarg, cfg->database_url, sizeof cfg->database_url, err);
-            break;
-        case OPT_LOG_LEVEL: {
-            int level = log_level_parse(optarg);
-            if (level < 0)
-                rc = err_set(err, ZBSO_EINVAL, "--log-level '%s' is not one of NOTSET, DEBUG, "
-                             "INFO, WARN, ERROR, CRITICAL", optarg);
-            else
-                cfg->log_level = level;
-            break;
-        }
-        case OPT_TRIAL_TIMEOUT:
-            rc = config_parse_timeout("--trial-timeout", optarg, &cfg->trial_timeout_s, err);
-            break;
-        case OPT_ECHO_SQL:
-            cfg->echo_sql = true;
-            break;
-        case OPT_MIGRATE:
-            *migrate = true;
-            break;
-        case OPT_HELP:
-        case 'h':
-            rc = 1;
-            goto out;
-        case ':':
-            rc = err_set(err, ZBSO_EINVAL, "option '%s' needs a value", argv[optind - 1]);
-            break;
-        default:
-            rc = err_set(err, ZBSO_EINVAL, "unknown option '%s'", argv[optind - 1]);
-            break;
-        }
-        if (rc < 0)
-            goto out;
+    switch (opt) {
+    case OPT_HOST:
+        if (arg[0] == '\0')
+            return err_set(err, ZBSO_EINVAL, "--host is empty; give an address to listen on");
+        return config_copy("--host", arg, cfg->host, sizeof cfg->host, err);
+    case OPT_PORT:
+        return config_parse_port("--port", arg, &cfg->port, err);
+    case OPT_LOG_LEVEL: {
+        int level = log_level_parse(arg);
+        if (level < 0)
+            return err_set(err, ZBSO_EINVAL, "--log-level '%s' is not one of NOTSET, DEBUG, "
+                           "INFO, WARN, ERROR, CRITICAL", arg);
+        cfg->log_level = level;
+        return 0;
     }
-    if (optind < argc)
-        rc = err_set(err, ZBSO_EINVAL, "unexpected argument '%s'", argv[optind]);
-out:
-    return rc;
+    case OPT_TRIAL_TIMEOUT:
+        return config_parse_timeout("--trial-timeout", arg, &cfg->trial_timeout_s, err);
+    case OPT_ECHO_SQL:
+        cfg->echo_sql = true;
+        return 0;
+    case OPT_MIGRATE:
+        *(bool *)ctx = true;
+        return 0;
+    case OPT_LOG_FILE:
+        return config_copy("--log-file", arg, cfg->log_file, sizeof cfg->log_file, err);
+    case OPT_IDLE_TIMEOUT:
+        return config_parse_count("--idle-timeout", arg, CFG_TIMEOUT_MAX_S,
+                                  &cfg->idle_timeout_s, err);
+    case OPT_HEADER_TIMEOUT:
+        return config_parse_timeout("--header-timeout", arg, &cfg->header_timeout_s, err);
+    case OPT_DRAIN_TIMEOUT:
+        return config_parse_timeout("--drain-timeout", arg, &cfg->drain_timeout_s, err);
+    default: /* OPT_MAX_PER_IP, the only other flag of serve_options */
+        return config_parse_count("--max-connections-per-ip", arg, CFG_COUNT_MAX,
+                                  &cfg->max_connections_per_ip, err);
+    }
 }
+
+static const cli_flags serve_flags = {serve_options, apply_flag, NULL};
 
 /* Formats host for a URL: IPv6 literals go in brackets. */
 static void url_host(const char *host, char *out, size_t cap)
@@ -116,6 +122,21 @@ static void url_host(const char *host, char *out, size_t cap)
         snprintf(out, cap, "%s", host);
 }
 
+/* Raises the soft limit on open files to the hard one (the soft limit is often 1024 while
+ * systemd and most hosts allow far more), so the connection limit derived from it is what
+ * the operator allowed. Failure leaves the soft limit as it was and says so. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+        return;
+    rlim_t soft = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        log_warn("cannot raise the open file limit from %llu to %llu: %s",
+                 (unsigned long long)soft, (unsigned long long)rl.rlim_max, strerror(errno));
+}
+
 int cli_serve(int argc, char **argv)
 {
     cli_config cfg;
@@ -123,48 +144,48 @@ int cli_serve(int argc, char **argv)
     bool migrate = false;
     store *st = NULL;
     http_server *srv = NULL;
-    svc_keys *keys = NULL;
     int status = CLI_EXIT_FAIL;
     err_clear(&err);
 
-    int rc = cli_start("serve", serve_usage, argc, argv, &cfg, parse_flags, &migrate);
+    int rc = cli_start("serve", serve_usage, argc, argv, &cfg, &serve_flags, &migrate);
     if (rc >= 0) {
         status = rc;
         goto out;
     }
 
     /* Every thread the store and libmicrohttpd start inherits this mask, so the signals
-     * reach only sigwait below and shutdown happens in one place, in order. */
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+     * reach only sigwait below and shutdown happens in one place, in order. SIGHUP is
+     * taken too: it must never kill the server. */
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &signals, NULL);
     /* A client that hangs up mid-response must not kill the server. */
     signal(SIGPIPE, SIG_IGN);
+    if (cfg.log_file[0] && log_open_file(cfg.log_file, &err) < 0) {
+        fprintf(stderr, "zbso serve: %s\n", err.msg);
+        goto out;
+    }
+    raise_fd_limit();
 
-    store_options sopt = {
-        .create_if_empty = true,
-        .migrate = migrate,
-        .echo_sql = cfg.echo_sql,
-        .db_user = cfg.db_user[0] ? cfg.db_user : NULL,
-        .db_password = cfg.db_password[0] ? cfg.db_password : NULL,
-    };
+    store_options sopt = cli_store_options(&cfg);
+    sopt.create_if_empty = true;
+    sopt.migrate = migrate;
     if (store_open(cfg.database_url, &sopt, &st, &err) < 0) {
         fprintf(stderr, "zbso serve: %s\n", err.msg);
         goto out;
     }
 
     svc_env env = svc_env_system(cfg.trial_timeout_s);
-    /* Per process: replicas on one database do not share it (docs/DESIGN.md). */
-    if (!(keys = env.keys = svc_keys_memory_new(SVC_KEYS_MEMORY_CAPACITY))) {
-        fprintf(stderr, "zbso serve: out of memory for the idempotency key table\n");
-        goto out;
-    }
     http_config hcfg = {
         .host = cfg.host,
         .port = cfg.port,
         .api_token = cfg.api_token[0] ? cfg.api_token : NULL,
+        .per_ip_limit = cfg.max_connections_per_ip,
+        .idle_timeout_s = cfg.idle_timeout_s,
+        .header_timeout_s = cfg.header_timeout_s,
     };
     if (http_server_start(&hcfg, st, &env, &srv, &err) < 0) {
         fprintf(stderr, "zbso serve: %s\n", err.msg);
@@ -182,15 +203,30 @@ int cli_serve(int argc, char **argv)
              hcfg.api_token ? ", bearer token required" : "");
 
     int sig = 0;
-    if (sigwait(&stop_signals, &sig) != 0) {
-        fprintf(stderr, "zbso serve: sigwait failed\n");
-        goto out;
+    for (;;) {
+        if (sigwait(&signals, &sig) != 0) {
+            fprintf(stderr, "zbso serve: sigwait failed\n");
+            goto out;
+        }
+        if (sig != SIGHUP)
+            break;
+        if ((rc = log_reopen(&err)) < 0)
+            log_error("SIGHUP: %s", err.msg);
+        else if (rc == 0)
+            log_info("SIGHUP: reopened the log file %s", cfg.log_file);
+        else
+            log_info("SIGHUP ignored: the log goes to stderr, there is no file to reopen");
     }
-    log_info("received %s: finishing in-flight requests", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    log_info("received %s: finishing in-flight requests (drain timeout %g s)",
+             sig == SIGTERM ? "SIGTERM" : "SIGINT", cfg.drain_timeout_s);
     status = CLI_EXIT_OK;
 out:
-    http_server_stop(srv);
-    svc_keys_free(keys);
+    if (http_server_stop(srv, cfg.drain_timeout_s) > 0) {
+        /* Requests still run in the store: closing it under them is not safe, and their
+         * answers are lost anyway. The store's commits are durable as they are. */
+        fflush(NULL);
+        _exit(CLI_EXIT_FAIL);
+    }
     store_close(st);
     return status;
 }

@@ -23,9 +23,13 @@ void config_defaults(cli_config *cfg)
     snprintf(cfg->database_url, sizeof cfg->database_url, "%s", "sqlite:///zbso.db");
     snprintf(cfg->host, sizeof cfg->host, "%s", "127.0.0.1");
     cfg->port = 8000;
-    cfg->log_level = LOG_INFO;
+    cfg->log_level = ZLOG_INFO;
     cfg->echo_sql = false;
     cfg->trial_timeout_s = 86400.0;
+    cfg->idle_timeout_s = 60;
+    cfg->header_timeout_s = 10.0;
+    cfg->drain_timeout_s = 10.0;
+    cfg->max_connections_per_ip = 256;
 }
 
 int config_copy(const char *what, const char *text, char *dst, size_t cap, zbso_err *err)
@@ -69,6 +73,19 @@ int config_parse_timeout(const char *what, const char *text, double *out, zbso_e
     return 0;
 }
 
+int config_parse_count(const char *what, const char *text, unsigned max, unsigned *out,
+                       zbso_err *err)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (!isdigit((unsigned char)text[0]) || *end != '\0' || errno != 0 || v > max)
+        return err_set(err, ZBSO_EINVAL, "%s '%s' is not a whole number from 0 to %u", what,
+                       text, max);
+    *out = (unsigned)v;
+    return 0;
+}
+
 int config_parse_bool(const char *what, const char *text, bool *out, zbso_err *err)
 {
     static const char *const yes[] = {"true", "1", "yes", "on"};
@@ -99,13 +116,16 @@ void config_redact_url(const char *url, char *out, size_t cap)
 
 enum cfg_key {
     K_DATABASE_URL, K_SERVER_PORT, K_HOST, K_LOG_LEVEL, K_ECHO_SQL, K_DB_USER,
-    K_DB_PASSWORD, K_TRIAL_TIMEOUT, K_API_TOKEN, K_COUNT
+    K_DB_PASSWORD, K_TRIAL_TIMEOUT, K_API_TOKEN, K_IDLE_TIMEOUT, K_HEADER_TIMEOUT,
+    K_DRAIN_TIMEOUT, K_MAX_CONNECTIONS_PER_IP, K_LOG_FILE, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
     "ZEUS_BSO_DATABASE_URL", "ZEUS_BSO_SERVER_PORT", "ZEUS_BSO_HOST",
     "ZEUS_BSO_LOG_LEVEL", "ZEUS_BSO_ECHO_SQL", "ZEUS_BSO_DB_USER",
     "ZEUS_BSO_DB_PASSWORD", "ZEUS_BSO_TRIAL_TIMEOUT", "ZEUS_BSO_API_TOKEN",
+    "ZEUS_BSO_IDLE_TIMEOUT", "ZEUS_BSO_HEADER_TIMEOUT", "ZEUS_BSO_DRAIN_TIMEOUT",
+    "ZEUS_BSO_MAX_CONNECTIONS_PER_IP", "ZEUS_BSO_LOG_FILE",
 };
 
 /* Values of our keys found in a `.env` file (heap copies; the last assignment wins). */
@@ -225,7 +245,7 @@ static int apply(cli_config *cfg, int k, const char *what, const char *v, zbso_e
         return config_copy(what, v, cfg->host, sizeof cfg->host, err);
     case K_LOG_LEVEL: {
         int level = log_level_parse(v);
-        cfg->log_level = level < 0 ? LOG_INFO : level;
+        cfg->log_level = level < 0 ? ZLOG_INFO : level;
         return 0;
     }
     case K_ECHO_SQL:
@@ -238,6 +258,16 @@ static int apply(cli_config *cfg, int k, const char *what, const char *v, zbso_e
         return config_parse_timeout(what, v, &cfg->trial_timeout_s, err);
     case K_API_TOKEN:
         return config_copy(what, v, cfg->api_token, sizeof cfg->api_token, err);
+    case K_IDLE_TIMEOUT:
+        return config_parse_count(what, v, CFG_TIMEOUT_MAX_S, &cfg->idle_timeout_s, err);
+    case K_HEADER_TIMEOUT:
+        return config_parse_timeout(what, v, &cfg->header_timeout_s, err);
+    case K_DRAIN_TIMEOUT:
+        return config_parse_timeout(what, v, &cfg->drain_timeout_s, err);
+    case K_MAX_CONNECTIONS_PER_IP:
+        return config_parse_count(what, v, CFG_COUNT_MAX, &cfg->max_connections_per_ip, err);
+    case K_LOG_FILE:
+        return config_copy(what, v, cfg->log_file, sizeof cfg->log_file, err);
     default:
         return err_set(err, ZBSO_EINTERNAL, "unknown configuration key %d", k);
     }

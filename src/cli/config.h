@@ -13,6 +13,8 @@
 #define CFG_URL_MAX 4096         /* bytes of a database URL, without the NUL */
 #define CFG_HOST_MAX 255
 #define CFG_SECRET_MAX 1023      /* user, password, API token */
+#define CFG_TIMEOUT_MAX_S 31536000u /* a whole-second timeout: at most a year */
+#define CFG_COUNT_MAX 1000000u   /* a count of connections */
 #define DOTENV_MAX_BYTES (1u << 20) /* a larger `.env` file is refused */
 
 typedef struct cli_config {
@@ -25,11 +27,17 @@ typedef struct cli_config {
     char db_password[CFG_SECRET_MAX + 1];
     double trial_timeout_s;          /* >= 0; 0 disables stale-trial failing */
     char api_token[CFG_SECRET_MAX + 1];   /* "" means no authentication */
+    unsigned idle_timeout_s;         /* idle connections are closed after this; 0 never */
+    double header_timeout_s;         /* a request head must arrive within this; 0 no limit */
+    double drain_timeout_s;          /* at SIGTERM, in-flight requests get this long */
+    unsigned max_connections_per_ip; /* connections from one client address; 0 no limit */
+    char log_file[CFG_URL_MAX + 1];  /* "" logs to stderr; else appended to, SIGHUP reopens */
     char dotenv_path[CFG_URL_MAX + 1];    /* the `.env` file that was read, or "" */
 } cli_config;
 
 /* Fills cfg with SPEC §5's defaults: sqlite:///zbso.db, 127.0.0.1:8000, INFO, no echo,
- * trial timeout 86400 s, no token. */
+ * trial timeout 86400 s, no token; and zbso's own: idle timeout 60 s, header timeout 10 s,
+ * drain timeout 10 s, 256 connections per client address, log to stderr. */
 void config_defaults(cli_config *cfg);
 
 /* Applies the first `.env` found in the working directory or one of its parents, then the
@@ -43,6 +51,9 @@ int config_load(cli_config *cfg, zbso_err *err);
 int config_parse_port(const char *what, const char *text, int *out, zbso_err *err);
 int config_parse_timeout(const char *what, const char *text, double *out, zbso_err *err);
 int config_parse_bool(const char *what, const char *text, bool *out, zbso_err *err);
+/* A whole number 0..max (decimal digits only). */
+int config_parse_count(const char *what, const char *text, unsigned max, unsigned *out,
+                       zbso_err *err);
 /* Copies text into dst (capacity cap bytes including the NUL); ZBSO_EINVAL when longer. */
 int config_copy(const char *what, const char *text, char *dst, size_t cap, zbso_err *err);
 

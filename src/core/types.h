@@ -66,9 +66,11 @@ typedef struct zbso_job {
     double created_at;                    /* unix seconds */
     /* Committed changes to the job's state (its row, trials and arms): 1 once registered,
      * and every unit of work that changes anything of the job adds 1 and stores it. Units
-     * on one job are serialized, so the version orders them as the database applied them;
-     * answers carry it (X-Zbso-Job-Version), which lets a test replay them serially. */
-    int64_t version;
+     * on one job are serialized, so the revision orders them as the database applied them;
+     * answers carry it (X-Zbso-Job-Version on the wire, the name Zeus-side tools know),
+     * which lets a test replay them serially. Stored in the jobs table's column
+     * "version". */
+    int64_t revision;
 } zbso_job;
 
 /* One run of a job. The job id is not repeated here: it is the key the caller holds. */

@@ -10,24 +10,45 @@
 #include "store/store.h"
 #include "util/err.h"
 
+/* File descriptors kept out of the connection limit when it is derived from the process's
+ * limit: the database (SQLite opens two per connection, up to 16 readers, the writer and
+ * the checkpointer; PostgreSQL a pool of 16 sockets), the log, the listening socket,
+ * libmicrohttpd's epoll and wake-up descriptors, and room to accept a connection only to
+ * refuse it. */
+#define HTTP_FD_RESERVE 128u
+
 typedef struct http_config {
     const char *host;         /* address to bind, "127.0.0.1" by default */
     int port;                 /* 0: an ephemeral port (see http_server_port) */
     const char *api_token;    /* NULL or "": no auth; else `Authorization: Bearer <token>` */
     size_t max_body_bytes;    /* larger bodies get 413; 0 means 1 MiB */
-    unsigned connection_limit;/* 0 means 1024 */
+    unsigned connection_limit;/* connections open at once, more are refused; 0: the soft
+                                 RLIMIT_NOFILE less HTTP_FD_RESERVE */
+    unsigned per_ip_limit;    /* connections from one client address; 0: no limit */
+    double idle_timeout_s;    /* an idle connection is closed after this; 0: never */
+    double header_timeout_s;  /* a request head must be complete this long after its first
+                                 byte, else the connection is closed; 0: no limit */
+    unsigned workers;         /* threads running service calls; 0: HTTP_DEFAULT_WORKERS */
 } http_config;
+
+#define HTTP_DEFAULT_WORKERS 64u
 
 typedef struct http_server http_server;
 
-/* Starts serving in background threads. st and env must outlive the server. */
+/* Starts serving in background threads. st and env must outlive the server. Logs the
+ * connection limits once at INFO. */
 int http_server_start(const http_config *cfg, store *st, const svc_env *env,
                       http_server **out, zbso_err *err);
 
 /* The port actually bound (useful with port 0). */
 int http_server_port(const http_server *srv);
 
-/* Stops accepting, lets in-flight requests finish, frees the server. NULL is a no-op. */
-void http_server_stop(http_server *srv);
+/* Drains and stops: closes the listening socket (new connections are refused), answers
+ * every request already received or arriving on an open connection within
+ * drain_timeout_s (with "Connection: close"), closes idle connections, then stops and
+ * frees the server and returns 0. When requests are still running in the service at the
+ * deadline it returns their number instead and leaves the server allocated with them:
+ * the caller must not close the store then (exit the process). NULL is a no-op (0). */
+unsigned http_server_stop(http_server *srv, double drain_timeout_s);
 
 #endif

@@ -22,7 +22,7 @@ typedef struct http_reply {
     const char *allow;               /* 405: the Allow header */
     zbso_err err;
     char job_id[ZBSO_ID_MAX + 1];    /* for the request log; "" when none */
-    int64_t job_version;             /* > 0: sent as X-Zbso-Job-Version (service.h) */
+    int64_t job_revision;            /* > 0: sent as X-Zbso-Job-Version (service.h) */
 } http_reply;
 
 #define HTTP_HEADER_JOB_VERSION "X-Zbso-Job-Version"
@@ -76,5 +76,9 @@ void http_reply_error(http_reply *r, int code);
 
 /* A reply with a static body (not freed). */
 void http_reply_static(http_reply *r, unsigned status, const char *json);
+
+/* An error reply with status (400, 414: HTTP-level errors no ZBSO_E* code names) and the
+ * body {"message": r->err.msg}. */
+void http_reply_status(http_reply *r, unsigned status);
 
 #endif

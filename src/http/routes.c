@@ -161,7 +161,7 @@ static void jobs_post(const http_ctx *ctx, struct MHD_Connection *c, const char 
     if (rc == 0) {
         memcpy(r->job_id, spec.job_id, sizeof r->job_id);
         rc = svc_register_job(ctx->st, ctx->env, &spec, &stored, &created,
-                              &r->job_version, &r->err);
+                              &r->job_revision, &r->err);
     }
     if (rc < 0) {
         http_reply_error(r, rc);
@@ -186,7 +186,7 @@ static void batch_size_get(const http_ctx *ctx, struct MHD_Connection *c, const 
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, HTTP_HEADER_IDEMPOTENCY_KEY), key,
             &r->err);
     if (rc == 0)
-        rc = svc_next_batch_size(ctx->st, ctx->env, r->job_id, key, &trial, &r->job_version,
+        rc = svc_next_batch_size(ctx->st, ctx->env, r->job_id, key, &trial, &r->job_revision,
                                  &r->err);
     if (rc < 0) {
         http_reply_error(r, rc);
@@ -206,7 +206,7 @@ static void report_post(const http_ctx *ctx, struct MHD_Connection *c, const cha
     if (rc == 0) {
         memcpy(r->job_id, result.trial.job_id, sizeof r->job_id);
         memset(&resp, 0, sizeof resp);
-        rc = svc_report(ctx->st, ctx->env, &result, &resp, &r->job_version, &r->err);
+        rc = svc_report(ctx->st, ctx->env, &result, &resp, &r->job_revision, &r->err);
     }
     if (rc < 0) {
         http_reply_error(r, rc);
@@ -220,6 +220,15 @@ static void report_post(const http_ctx *ctx, struct MHD_Connection *c, const cha
 /* PATCH /trials and DELETE /jobs answer JSON null, as Zeus's handlers returning None do. */
 static const char NULL_BODY[] = "null";
 
+/* Answers 200 with the constant text when rc is 0, else the error reply for rc. */
+static void reply_static_or_error(http_reply *r, int rc, const char *text)
+{
+    if (rc < 0)
+        http_reply_error(r, rc);
+    else
+        http_reply_static(r, 200, text);
+}
+
 static void trials_patch(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
                          size_t len, http_reply *r)
 {
@@ -227,12 +236,9 @@ static void trials_patch(const http_ctx *ctx, struct MHD_Connection *c, const ch
     int rc = codec_trial_id_parse(body, len, &trial, &r->err);
     if (rc == 0) {
         memcpy(r->job_id, trial.job_id, sizeof r->job_id);
-        rc = svc_end_trial(ctx->st, ctx->env, &trial, &r->job_version, &r->err);
+        rc = svc_end_trial(ctx->st, ctx->env, &trial, &r->job_revision, &r->err);
     }
-    if (rc < 0)
-        http_reply_error(r, rc);
-    else
-        http_reply_static(r, 200, NULL_BODY);
+    reply_static_or_error(r, rc, NULL_BODY);
 }
 
 static void jobs_delete(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
@@ -241,16 +247,14 @@ static void jobs_delete(const http_ctx *ctx, struct MHD_Connection *c, const cha
     int rc = query_job_id(c, r);
     if (rc == 0)
         rc = svc_delete_job(ctx->st, ctx->env, r->job_id, &r->err);
-    if (rc < 0)
-        http_reply_error(r, rc);
-    else
-        http_reply_static(r, 200, NULL_BODY);
+    reply_static_or_error(r, rc, NULL_BODY);
 }
 
+/* 200 only while the store can take writes (store_health); else 503 naming the cause. */
 static void healthz_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
                         size_t len, http_reply *r)
 {
-    http_reply_static(r, 200, "{\"status\":\"ok\"}");
+    reply_static_or_error(r, store_health(ctx->st, &r->err), "{\"status\":\"ok\"}");
 }
 
 /* Every route; a path listed twice serves two methods and shares one Allow value. */

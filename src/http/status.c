@@ -45,3 +45,12 @@ void http_reply_error(http_reply *r, int code)
     if (!r->body)
         http_reply_static(r, 500, OOM_BODY);
 }
+
+void http_reply_status(http_reply *r, unsigned status)
+{
+    r->status = (int)status;
+    r->body = codec_error_dump(&r->err, false, &r->len);
+    r->body_static = false;
+    if (!r->body)
+        http_reply_static(r, 500, OOM_BODY);
+}

@@ -12,10 +12,10 @@
 
 #include "core/optimizer.h"
 #include "core/spec.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define GEN_ID_TRIES 16          /* generated job ids tried before giving up */
-#define KEY_LEASE_DEFAULT_S 86400.0 /* how long keys live when trial leases never end */
 #define MAX_LISTED_TRIALS 1048576 /* trials one decision may load */
 
 /* An arm fit gets at most MAX_LISTED_TRIALS (+ the reported one, which is among them). */
@@ -25,9 +25,7 @@ _Static_assert(MAX_LISTED_TRIALS <= OPT_FIT_MAX_REWARDS, "arm fits within the co
 
 static double system_now(void *ctx)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return clk_real_s();
 }
 
 static int system_entropy(void *ctx, uint32_t *words, size_t n)
@@ -48,7 +46,7 @@ static int system_entropy(void *ctx, uint32_t *words, size_t n)
 
 svc_env svc_env_system(double trial_timeout_s)
 {
-    svc_env env = {system_now, system_entropy, NULL, trial_timeout_s, NULL};
+    svc_env env = {system_now, system_entropy, NULL, trial_timeout_s};
     return env;
 }
 
@@ -144,7 +142,7 @@ typedef struct register_work {
     const zbso_job_spec *spec;
     zbso_job_spec *out;
     bool *created;
-    int64_t version;             /* OUT: the job's version after the unit */
+    int64_t revision;            /* OUT: the job's revision after the unit */
 } register_work;
 
 /* Writes "<prefix>-<8 lowercase hex>" from one entropy word into job_id. */
@@ -155,6 +153,21 @@ static int generate_id(const svc_env *env, const char *prefix, char *job_id, zbs
     if (rc < 0)
         return err_set(err, rc, "could not read entropy to generate a job id");
     snprintf(job_id, ZBSO_ID_MAX + 1, "%s-%08x", prefix, (unsigned)word);
+    return 0;
+}
+
+/* A registration under an id that exists: 200 with the stored spec when the spec is
+ * identical (nothing is written), 409 when it differs. */
+static int answer_existing(register_work *w, const zbso_job *existing, zbso_err *err)
+{
+    if (!spec_equal(&existing->spec, w->spec))
+        return err_set(err, ZBSO_ECONFLICT,
+                       "Job %s is already registered with a different configuration; "
+                       "register it under a new job_id or delete it first",
+                       w->spec->job_id);
+    *w->out = existing->spec;
+    *w->created = false;
+    w->revision = existing->revision;
     return 0;
 }
 
@@ -194,16 +207,7 @@ static int register_fn(store_txn *t, void *arg, zbso_err *err)
     } else {
         rc = store_job_get(t, job.spec.job_id, true, &existing, err);
         if (rc == 0) {
-            if (!spec_equal(&existing.spec, &job.spec)) {
-                rc = err_set(err, ZBSO_ECONFLICT,
-                             "Job %s is already registered with a different configuration; "
-                             "register it under a new job_id or delete it first",
-                             job.spec.job_id);
-                goto out;
-            }
-            *w->out = existing.spec;
-            *w->created = false;
-            w->version = existing.version;
+            rc = answer_existing(w, &existing, err);
             goto out;
         }
         if (rc != ZBSO_ENOTFOUND)
@@ -216,7 +220,7 @@ static int register_fn(store_txn *t, void *arg, zbso_err *err)
     job.has_min_cost = false;
     job.min_cost_batch_size = job.spec.default_batch_size;
     job.num_trials = 0;
-    job.version = 1;
+    job.revision = 1;
     job.created_at = w->env->now(w->env->ctx);
     if (job.spec.has_mab_seed) {
         rng_seed_u64(&job.rng, job.spec.mab_seed);
@@ -233,7 +237,7 @@ static int register_fn(store_txn *t, void *arg, zbso_err *err)
         goto out;
     *w->out = job.spec;
     *w->created = true;
-    w->version = job.version;
+    w->revision = job.revision;
 out:
     return rc;
 }
@@ -252,27 +256,19 @@ static int register_read_fn(store_txn *t, void *arg, zbso_err *err)
     }
     if (rc < 0)
         return rc;
-    if (!spec_equal(&existing.spec, w->spec))
-        return err_set(err, ZBSO_ECONFLICT,
-                       "Job %s is already registered with a different configuration; "
-                       "register it under a new job_id or delete it first",
-                       w->spec->job_id);
-    *w->out = existing.spec;
-    *w->created = false;
-    w->version = existing.version;
-    return 0;
+    return answer_existing(w, &existing, err);
 }
 
-/* Stores version into *out when out is not NULL and the unit succeeded; returns rc. */
-static int put_version(int rc, int64_t version, int64_t *out)
+/* Stores revision into *out when out is not NULL and the unit succeeded; returns rc. */
+static int put_revision(int rc, int64_t revision, int64_t *out)
 {
     if (rc == 0 && out != NULL)
-        *out = version;
+        *out = revision;
     return rc;
 }
 
 int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
-                     zbso_job_spec *out, bool *created, int64_t *job_version, zbso_err *err)
+                     zbso_job_spec *out, bool *created, int64_t *job_revision, zbso_err *err)
 {
     register_work w = {env, spec, out, created, 0};
     int rc;
@@ -282,10 +278,10 @@ int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
         *created = true;
         rc = store_exec_read(st, register_read_fn, &w, err);
         if (rc < 0 || !*created)
-            return put_version(rc, w.version, job_version);
+            return put_revision(rc, w.revision, job_revision);
     }
     rc = store_exec(st, register_fn, &w, err);
-    return put_version(rc, w.version, job_version);
+    return put_revision(rc, w.revision, job_revision);
 }
 
 /* ---- next batch size ---- */
@@ -295,7 +291,7 @@ typedef struct next_work {
     const char *job_id;
     const char *key;             /* NULL: the request carries no idempotency key */
     zbso_trial_id *out;
-    int64_t version;             /* OUT: the job's version after the unit */
+    int64_t revision;            /* OUT: the job's revision after the unit */
 } next_work;
 
 /* Loads the job (locked until the unit ends with for_update), 404 naming the id when it
@@ -342,30 +338,27 @@ static int mab_answer(store_txn *t, zbso_job *job, int64_t *bs, zbso_err *err)
 }
 
 /* Answers a repeated idempotency key with the trial its first request dispatched:
- * *answered is true when *w->out is that trial. The remembered trial must still be in the
- * store with the same start time: the unit that remembered it may have rolled back, and
- * a later dispatch may have taken its number. Returns 0 or a negative code. */
+ * *answered is true when *w->out is that trial. A key whose trial started one lease ago
+ * or earlier names nothing any more (the next dispatch takes it over), so keys need no
+ * cleanup. Returns 0 or a negative code. */
 static int keyed_answer(store_txn *t, next_work *w, const zbso_job *job, double now,
                         bool *answered, zbso_err *err)
 {
-    svc_keys *k = w->env->keys;
+    double lease = w->env->trial_timeout_s > 0 ? w->env->trial_timeout_s
+                                               : SVC_KEY_LEASE_DEFAULT_S;
     zbso_trial trial;
-    int64_t number;
-    double start_time;
     *answered = false;
-    int rc = k->ops->find(k, t, job->spec.job_id, w->key, now, &number, &start_time, err);
-    if (rc == 0)
-        rc = store_trial_get(t, job->spec.job_id, number, &trial, err);
+    int rc = store_trial_by_key(t, job->spec.job_id, w->key, &trial, err);
     if (rc == ZBSO_ENOTFOUND) {
         err_clear(err);
         return 0;
     }
-    if (rc < 0 || trial.start_time != start_time)
+    if (rc < 0 || !(trial.start_time > now - lease))
         return rc;
     snprintf(w->out->job_id, sizeof w->out->job_id, "%s", job->spec.job_id);
     w->out->batch_size = trial.batch_size;
     w->out->trial_number = trial.trial_number;
-    w->version = job->version;
+    w->revision = job->revision;
     *answered = true;
     return 0;
 }
@@ -427,20 +420,12 @@ static int next_fn(store_txn *t, void *arg, zbso_err *err)
     trial.status = ZBSO_TRIAL_DISPATCHED;
     trial.start_time = now;
     trial.lease_renewed_at = now;
-    if ((rc = store_trial_insert(t, job.spec.job_id, &trial, err)) < 0)
+    if ((rc = store_trial_insert(t, job.spec.job_id, &trial, w->key, err)) < 0)
         goto out;
-    job.version++;
+    job.revision++;
     if ((rc = store_job_update(t, &job, err)) < 0)
         goto out;
-    if (w->key) {
-        double lease = w->env->trial_timeout_s > 0 ? w->env->trial_timeout_s
-                                                   : KEY_LEASE_DEFAULT_S;
-        if ((rc = w->env->keys->ops->remember(w->env->keys, t, job.spec.job_id, w->key,
-                                              trial.trial_number, trial.start_time,
-                                              now + lease, err)) < 0)
-            goto out;
-    }
-    w->version = job.version;
+    w->revision = job.revision;
     snprintf(w->out->job_id, sizeof w->out->job_id, "%s", job.spec.job_id);
     w->out->batch_size = trial.batch_size;
     w->out->trial_number = trial.trial_number;
@@ -451,13 +436,13 @@ out:
 }
 
 int svc_next_batch_size(store *st, const svc_env *env, const char *job_id,
-                        const char *request_key, zbso_trial_id *out, int64_t *job_version,
+                        const char *request_key, zbso_trial_id *out, int64_t *job_revision,
                         zbso_err *err)
 {
-    bool keyed = request_key && request_key[0] && env->keys;
+    bool keyed = request_key && request_key[0];
     next_work w = {env, job_id, keyed ? request_key : NULL, out, 0};
     int rc = store_exec(st, next_fn, &w, err);
-    return put_version(rc, w.version, job_version);
+    return put_revision(rc, w.revision, job_revision);
 }
 
 /* ---- report ---- */
@@ -467,7 +452,7 @@ typedef struct report_work {
     const zbso_training_result *result;
     zbso_report_response *out;
     bool answered;               /* OUT of report_read_fn: *out is the final answer */
-    int64_t version;             /* OUT: the job's version the answer rests on */
+    int64_t revision;            /* OUT: the job's revision the answer rests on */
 } report_work;
 
 /* Loads the trial named by id; 404 naming it when missing or of another batch size. */
@@ -497,6 +482,13 @@ static int report_decide(store_txn *t, const report_work *w, bool for_update, zb
     return opt_report_decide(job, &trial, r, w->env->now(w->env->ctx), d, err);
 }
 
+/* Whether a report decision changes stored state: a repeated report and one that keeps
+ * training with a lease not yet due for renewal write nothing. */
+static bool report_writes(const opt_report_decision *d)
+{
+    return !(d->kind == OPT_REPORT_REPEATED || (d->kind == OPT_REPORT_CONTINUE && !d->renew_lease));
+}
+
 /* Read unit: decides the report from a snapshot and answers it when the answer changes
  * nothing (a repeated report, or keep training with the lease still fresh: SPEC §3.5
  * makes most reports such), or when it is an error. Otherwise leaves w->answered false
@@ -509,10 +501,10 @@ static int report_read_fn(store_txn *t, void *arg, zbso_err *err)
     int rc = report_decide(t, w, false, &job, &d, err);
     if (rc < 0)
         return rc;
-    if (d.kind == OPT_REPORT_REPEATED || (d.kind == OPT_REPORT_CONTINUE && !d.renew_lease)) {
+    if (!report_writes(&d)) {
         *w->out = d.response;
         w->answered = true;
-        w->version = job.version;
+        w->revision = job.revision;
     }
     return 0;
 }
@@ -529,8 +521,8 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
     if ((rc = report_decide(t, w, true, &job, d, err)) < 0)
         goto out;
     *w->out = d->response;
-    w->version = job.version;
-    if (d->kind == OPT_REPORT_REPEATED || (d->kind == OPT_REPORT_CONTINUE && !d->renew_lease))
+    w->revision = job.revision;
+    if (!report_writes(d))
         goto out;
     if ((rc = store_trial_update(t, job.spec.job_id, &d->trial, err)) < 0)
         goto out;
@@ -539,10 +531,10 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
         job.min_cost = d->cost;
         job.min_cost_batch_size = d->trial.batch_size;
     }
-    job.version++;
+    job.revision++;
     if ((rc = store_job_update(t, &job, err)) < 0)
         goto out;
-    w->version = job.version;
+    w->revision = job.revision;
     if (d->kind == OPT_REPORT_CONTINUE)
         goto out;
     if ((rc = store_arms_get(t, job.spec.job_id, arms, ZBSO_MAX_BATCH_SIZES, &n_arms, err)) < 0)
@@ -568,7 +560,7 @@ out:
 }
 
 int svc_report(store *st, const svc_env *env, const zbso_training_result *result,
-               zbso_report_response *out, int64_t *job_version, zbso_err *err)
+               zbso_report_response *out, int64_t *job_revision, zbso_err *err)
 {
     report_work w = {env, result, out, false, 0};
     /* Decide on a snapshot first; only a report that must store something goes to the
@@ -576,9 +568,9 @@ int svc_report(store *st, const svc_env *env, const zbso_training_result *result
      * in between only changes which of the two answers. */
     int rc = store_exec_read(st, report_read_fn, &w, err);
     if (rc < 0 || w.answered)
-        return put_version(rc, w.version, job_version);
+        return put_revision(rc, w.revision, job_revision);
     rc = store_exec(st, report_fn, &w, err);
-    return put_version(rc, w.version, job_version);
+    return put_revision(rc, w.revision, job_revision);
 }
 
 /* ---- end trial and delete ---- */
@@ -587,7 +579,7 @@ typedef struct end_work {
     const svc_env *env;
     const zbso_trial_id *id;
     bool dispatched;             /* OUT of end_read_fn: the trial is Dispatched */
-    int64_t version;             /* OUT: the job's version after the unit */
+    int64_t revision;            /* OUT: the job's revision after the unit */
 } end_work;
 
 /* Loads the job (locked with for_update, so that this serializes with the job's other
@@ -615,7 +607,7 @@ static int end_read_fn(store_txn *t, void *arg, zbso_err *err)
     int rc = end_load(t, w, false, &job, &trial, err);
     if (rc == 0) {
         w->dispatched = trial.status == ZBSO_TRIAL_DISPATCHED;
-        w->version = job.version;
+        w->revision = job.revision;
     }
     return rc;
 }
@@ -629,31 +621,31 @@ static int end_fn(store_txn *t, void *arg, zbso_err *err)
 
     if ((rc = end_load(t, w, true, &job, &trial, err)) < 0)
         goto out;
-    w->version = job.version;
+    w->revision = job.revision;
     if (trial.status == ZBSO_TRIAL_DISPATCHED) {
         trial.status = ZBSO_TRIAL_FAILED;
         trial.end_time = w->env->now(w->env->ctx);
         if ((rc = store_trial_update(t, w->id->job_id, &trial, err)) < 0)
             goto out;
-        job.version++;
+        job.revision++;
         if ((rc = store_job_update(t, &job, err)) < 0)
             goto out;
-        w->version = job.version;
+        w->revision = job.revision;
     }
 out:
     return rc;
 }
 
 int svc_end_trial(store *st, const svc_env *env, const zbso_trial_id *trial,
-                  int64_t *job_version, zbso_err *err)
+                  int64_t *job_revision, zbso_err *err)
 {
     end_work w = {env, trial, false, 0};
     /* A trial leaves Dispatched for good, so a snapshot that shows it ended is final. */
     int rc = store_exec_read(st, end_read_fn, &w, err);
     if (rc < 0 || !w.dispatched)
-        return put_version(rc, w.version, job_version);
+        return put_revision(rc, w.revision, job_revision);
     rc = store_exec(st, end_fn, &w, err);
-    return put_version(rc, w.version, job_version);
+    return put_revision(rc, w.revision, job_revision);
 }
 
 static int delete_fn(store_txn *t, void *arg, zbso_err *err)

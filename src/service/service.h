@@ -13,12 +13,11 @@
 #include "store/store.h"
 #include "util/err.h"
 
-/* Every operation but delete takes job_version (may be NULL): on success it receives the
- * job's version (zbso_job.version) after the unit, or for an answer read from a snapshot
- * the version of that snapshot. Answers about one job sorted by version (a change first,
- * then the answers that read its version) are the order the database applied them. */
-
-typedef struct svc_keys svc_keys;
+/* Every operation but delete takes job_revision (may be NULL): on success it receives the
+ * job's revision (zbso_job.revision) after the unit, or for an answer read from a
+ * snapshot the revision of that snapshot. Answers about one job sorted by revision (a
+ * change first, then the answers that read its revision) are the order the database
+ * applied them. */
 
 typedef struct svc_env {
     /* Unix time in seconds. */
@@ -29,77 +28,46 @@ typedef struct svc_env {
     /* Dispatched trials whose lease is older than this are Failed before the next
      * decision for their job (ZEUS_BSO_TRIAL_TIMEOUT); 0 disables. */
     double trial_timeout_s;
-    /* Where GET /jobs/batch_size's idempotency keys are remembered; NULL: keys are
-     * ignored (embedded `zbso run`, the simulator, which never retry). */
-    svc_keys *keys;
 } svc_env;
 
-/* The real clock (CLOCK_REALTIME) and entropy (getrandom) for servers and tools; no
- * key table. */
+/* The real clock (CLOCK_REALTIME) and entropy (getrandom) for servers and tools. */
 svc_env svc_env_system(double trial_timeout_s);
 
 /* ---- idempotency keys (docs/DESIGN.md) ----
  * A client that lost the answer to GET /jobs/batch_size sends it again with the same key
- * (the Idempotency-Key header). The service remembers which trial each (job, key)
- * dispatched, for the lease period, and answers a repeated key with that trial instead of
- * dispatching another. Both operations run inside the dispatching unit of work t, so the
- * job's lock (or the single writer) orders them with the job's other requests; the unit
- * may still roll back after remember, so find's caller checks the trial in the store. */
-#define SVC_KEY_MAX 255                 /* bytes of a key */
-#define SVC_KEYS_MEMORY_CAPACITY 65536  /* entries of svc_keys_memory_new's table */
-
-typedef struct svc_keys_ops {
-    /* The trial remembered for (job_id, key) and not expired at now (unix s): 0 with
-     * *trial_number and *start_time; ZBSO_ENOTFOUND when there is none; other codes
-     * with err. */
-    int (*find)(svc_keys *k, store_txn *t, const char *job_id, const char *key, double now,
-                int64_t *trial_number, double *start_time, zbso_err *err);
-    /* Remembers that (job_id, key) dispatched the trial (trial_number, start_time) until
-     * expires_at (unix s), replacing an earlier entry. Returns 0, or ZBSO_ENOMEM. */
-    int (*remember)(svc_keys *k, store_txn *t, const char *job_id, const char *key,
-                    int64_t trial_number, double start_time, double expires_at,
-                    zbso_err *err);
-    void (*free)(svc_keys *k);
-} svc_keys_ops;
-
-struct svc_keys {
-    const svc_keys_ops *ops;
-};
-
-/* A table in this process's memory (keys.c), thread-safe, of at most capacity entries:
- * expired entries and, when full, the oldest make room. PER PROCESS: replicas sharing
- * one database do not see each other's keys, so a retry that reaches another replica
- * dispatches again. Returns NULL when out of memory. */
-svc_keys *svc_keys_memory_new(size_t capacity);
-
-/* Frees k through its ops. NULL is a no-op. */
-void svc_keys_free(svc_keys *k);
+ * (the Idempotency-Key header). The dispatching insert stores the key with the trial
+ * (store.h trial_insert), in the same unit of work, so the database remembers it for
+ * every replica and across restarts; a repeated key started less than one lease ago
+ * gets that trial instead of another. */
+#define SVC_KEY_MAX STORE_KEY_MAX       /* bytes of a key */
+#define SVC_KEY_LEASE_DEFAULT_S 86400.0 /* how long a key holds when leases are off */
 
 /* POST /jobs. spec has been validated (spec_validate) and may have an empty job_id, then
  * one "<prefix>-<8 hex>" is generated. On success *out is the stored spec and *created is
  * true for a new job (201), false for an identical re-registration (200).
  * ZBSO_ECONFLICT: same id, different spec. */
 int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
-                     zbso_job_spec *out, bool *created, int64_t *job_version, zbso_err *err);
+                     zbso_job_spec *out, bool *created, int64_t *job_revision, zbso_err *err);
 
 /* GET /jobs/batch_size. Dispatches a trial and fills *out. request_key (NULL or "": none;
- * at most SVC_KEY_MAX bytes) names the logical request: when env->keys remembers a trial
- * for (job_id, request_key) that the store still holds, *out is that trial and nothing
- * changes; otherwise the new trial is remembered under it.
+ * at most SVC_KEY_MAX bytes) names the logical request: when a trial of the job holds it
+ * and started less than one lease ago (env->trial_timeout_s, or SVC_KEY_LEASE_DEFAULT_S
+ * when that is 0), *out is that trial and nothing changes; otherwise the new trial takes
+ * the key.
  * ZBSO_ENOTFOUND: unknown job. ZBSO_ENOCONV: no batch size converged in pruning. */
 int svc_next_batch_size(store *st, const svc_env *env, const char *job_id,
-                        const char *request_key, zbso_trial_id *out, int64_t *job_version,
+                        const char *request_key, zbso_trial_id *out, int64_t *job_revision,
                         zbso_err *err);
 
 /* POST /report. ZBSO_ENOTFOUND: unknown job or trial (job, batch size and trial number
  * must all match). ZBSO_ECONFLICT: the trial is Failed. */
 int svc_report(store *st, const svc_env *env, const zbso_training_result *result,
-               zbso_report_response *out, int64_t *job_version, zbso_err *err);
+               zbso_report_response *out, int64_t *job_revision, zbso_err *err);
 
 /* PATCH /trials. A Dispatched trial becomes Failed; other states are left as they are.
  * ZBSO_ENOTFOUND: unknown trial. */
 int svc_end_trial(store *st, const svc_env *env, const zbso_trial_id *trial,
-                  int64_t *job_version, zbso_err *err);
+                  int64_t *job_revision, zbso_err *err);
 
 /* DELETE /jobs. ZBSO_ENOTFOUND: unknown job. */
 int svc_delete_job(store *st, const svc_env *env, const char *job_id, zbso_err *err);

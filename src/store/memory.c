@@ -2,6 +2,7 @@
  * and the simulator. One mutex serializes units of work; an undo log makes a failing unit
  * leave no trace. Nothing is durable and nothing is shared between processes. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,10 +14,18 @@
 #define MEM_MAX_TRIALS_PER_JOB 1000000
 #define MEM_MAX_UNDO 1000000
 
+/* A request key and the trial that holds it (trial_insert). */
+typedef struct mem_key {
+    int64_t trial_number;
+    char key[STORE_KEY_MAX + 1];
+} mem_key;
+
 typedef struct mem_job {
     zbso_job job;
     zbso_trial *trials;          /* ascending trial_number */
     size_t n_trials, cap_trials;
+    mem_key *keys;               /* in the order first given; each key once */
+    size_t n_keys, cap_keys;
     zbso_arm arms[ZBSO_MAX_BATCH_SIZES]; /* ascending batch_size */
     size_t n_arms;
 } mem_job;
@@ -30,7 +39,7 @@ typedef struct mem_job_state {
     int64_t min_cost_batch_size;
     zbso_rng rng;
     int64_t num_trials;
-    int64_t version;
+    int64_t revision;
 } mem_job_state;
 
 enum undo_kind {
@@ -41,6 +50,8 @@ enum undo_kind {
     UNDO_TRIAL_UPDATE, /* restore trial into j */
     UNDO_ARM_INSERT,   /* remove arm batch_size from j */
     UNDO_ARM_UPDATE,   /* restore arm into j */
+    UNDO_KEY_ADD,      /* remove j's last key */
+    UNDO_KEY_MOVE,     /* give key i of j back to its former trial */
 };
 
 typedef struct mem_undo {
@@ -50,6 +61,10 @@ typedef struct mem_undo {
         mem_job_state state;
         zbso_trial trial;
         zbso_arm arm;
+        struct {
+            size_t i;
+            int64_t trial_number;
+        } key;
     } u;
 } mem_undo;
 
@@ -60,7 +75,6 @@ typedef struct mem_store {
     size_t n_jobs, cap_jobs;
     mem_undo *undo;              /* the running unit's log; capacity kept between units */
     size_t n_undo, cap_undo;
-    store_txn_ops read_ops;      /* mem_ops with writes refused, for exec_read */
 } mem_store;
 
 typedef struct mem_txn {
@@ -165,6 +179,7 @@ static void job_free(mem_job *j)
 {
     if (j != NULL) {
         free(j->trials);
+        free(j->keys);
         free(j);
     }
 }
@@ -190,7 +205,7 @@ static void state_get(const zbso_job *job, mem_job_state *s)
 {
     *s = (mem_job_state){job->stage, job->exp_default_batch_size, job->has_min_cost,
                          job->min_cost, job->min_cost_batch_size, job->rng,
-                         job->num_trials, job->version};
+                         job->num_trials, job->revision};
 }
 
 static void state_put(zbso_job *job, const mem_job_state *s)
@@ -202,7 +217,7 @@ static void state_put(zbso_job *job, const mem_job_state *s)
     job->min_cost_batch_size = s->min_cost_batch_size;
     job->rng = s->rng;
     job->num_trials = s->num_trials;
-    job->version = s->version;
+    job->revision = s->revision;
 }
 
 /* Undoes the running unit's changes, newest first, leaving the store as it was. */
@@ -242,6 +257,12 @@ static void undo_all(mem_store *st)
         case UNDO_ARM_UPDATE:
             i = arm_pos(j, u->u.arm.batch_size, &found);
             j->arms[i] = u->u.arm;
+            break;
+        case UNDO_KEY_ADD:
+            j->n_keys--;
+            break;
+        case UNDO_KEY_MOVE:
+            j->keys[u->u.key.i].trial_number = u->u.key.trial_number;
             break;
         }
     }
@@ -357,10 +378,39 @@ static int m_job_ids(store_txn *t, int (*fn)(void *ctx, const char *job_id), voi
     return 0;
 }
 
-/* Adds a trial in trial-number order. ZBSO_ENOTFOUND (no job), ZBSO_ECONFLICT (number
- * taken), ZBSO_ESTORE/ENOMEM (full). */
+/* The index of key in j's keys, or j->n_keys. */
+static size_t key_pos(const mem_job *j, const char *key)
+{
+    size_t i = 0;
+    while (i < j->n_keys && strcmp(j->keys[i].key, key) != 0)
+        i++;
+    return i;
+}
+
+/* Gives key to trial n of j, taking it from the trial that held it. The caller has
+ * reserved room for a new key. Returns 0 or undo_push's code. */
+static int key_give(mem_store *st, mem_job *j, const char *key, int64_t n, zbso_err *err)
+{
+    size_t i = key_pos(j, key);
+    mem_undo *u;
+    int rc = undo_push(st, i < j->n_keys ? UNDO_KEY_MOVE : UNDO_KEY_ADD, j, &u, err);
+    if (rc < 0)
+        return rc;
+    if (i < j->n_keys) {
+        u->u.key.i = i;
+        u->u.key.trial_number = j->keys[i].trial_number;
+    } else {
+        snprintf(j->keys[i].key, sizeof j->keys[i].key, "%s", key);
+        j->n_keys++;
+    }
+    j->keys[i].trial_number = n;
+    return 0;
+}
+
+/* Adds a trial in trial-number order, holding key when not NULL. ZBSO_ENOTFOUND (no
+ * job), ZBSO_ECONFLICT (number taken), ZBSO_ESTORE/ENOMEM (full). */
 static int m_trial_insert(store_txn *t, const char *id, const zbso_trial *trial,
-                          zbso_err *err)
+                          const char *key, zbso_err *err)
 {
     mem_store *st = txn_store(t);
     mem_job *j = job_find(st, id);
@@ -373,6 +423,9 @@ static int m_trial_insert(store_txn *t, const char *id, const zbso_trial *trial,
                        (long long)trial->trial_number, id);
     int rc = grow((void **)&j->trials, &j->cap_trials, j->n_trials + 1, sizeof *j->trials,
                   MEM_MAX_TRIALS_PER_JOB, "trials in one job", err);
+    if (rc == 0 && key != NULL)
+        rc = grow((void **)&j->keys, &j->cap_keys, j->n_keys + 1, sizeof *j->keys,
+                  MEM_MAX_TRIALS_PER_JOB, "request keys in one job", err);
     if (rc < 0)
         return rc;
     mem_undo *u;
@@ -383,7 +436,7 @@ static int m_trial_insert(store_txn *t, const char *id, const zbso_trial *trial,
     memmove(&j->trials[i + 1], &j->trials[i], (j->n_trials - i) * sizeof *j->trials);
     j->trials[i] = *trial;
     j->n_trials++;
-    return 0;
+    return key != NULL ? key_give(st, j, key, trial->trial_number, err) : 0;
 }
 
 /* Finds the trial; returns its index or a negative code with err set. */
@@ -412,6 +465,17 @@ static int m_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *out,
     if (rc == 0)
         *out = j->trials[i];
     return rc;
+}
+
+static int m_trial_by_key(store_txn *t, const char *id, const char *key, zbso_trial *out,
+                          zbso_err *err)
+{
+    mem_job *j = job_find(txn_store(t), id);
+    size_t i = j != NULL ? key_pos(j, key) : 0;
+    if (j == NULL || i == j->n_keys)
+        return err_set(err, ZBSO_ENOTFOUND, "the trial of a request key of job \"%.300s\""
+                       " not found", id);
+    return m_trial_get(t, id, j->keys[i].trial_number, out, err);
 }
 
 /* Replaces trial i of j, logging the old value. */
@@ -552,6 +616,7 @@ static const store_txn_ops mem_ops = {
     .job_ids = m_job_ids,
     .trial_insert = m_trial_insert,
     .trial_get = m_trial_get,
+    .trial_by_key = m_trial_by_key,
     .trial_update = m_trial_update,
     .trials_list = m_trials_list,
     .trials_fail_stale = m_trials_fail_stale,
@@ -570,7 +635,7 @@ static int m_open(const char *url, const store_options *opt, store **out, zbso_e
         goto out;
     }
     st->base.backend = &store_memory_backend;
-    store_ops_read_only(&mem_ops, &st->read_ops);
+    st->base.shown = "memory://";
     pthread_mutex_init(&st->mu, NULL);
     *out = &st->base;
 out:
@@ -618,7 +683,7 @@ static int m_exec(store *base, store_work_fn fn, void *arg, zbso_err *err)
 static int m_exec_read(store *base, store_work_fn fn, void *arg, zbso_err *err)
 {
     mem_store *st = (mem_store *)base;
-    mem_txn txn = {.base = {.ops = &st->read_ops}, .st = st};
+    mem_txn txn = {.base = {.ops = &mem_ops, .read_only = true}, .st = st};
     if (unit_store == st)
         return err_set(err, ZBSO_EINTERNAL,
                        "store_exec_read called inside a unit of work on memory://");
@@ -630,35 +695,30 @@ static int m_exec_read(store *base, store_work_fn fn, void *arg, zbso_err *err)
     return rc;
 }
 
-static int m_schema_version(store *st, int *out, zbso_err *err)
+/* Process memory has one schema, version 1, always current: the plan sees it as found
+ * and can only keep it. */
+static int m_schema_run(store *st, store_schema_plan_fn plan, void *ctx, zbso_err *err)
 {
-    *out = 1;
-    return 0;
+    int to = 1;
+    int rc = plan(ctx, 1, false, &to, err);
+    if (rc == 0 && to != 1)
+        rc = err_set(err, ZBSO_EINTERNAL, "memory:// has schema version 1 only, not %d", to);
+    return rc;
 }
 
-/* Process memory has one schema, always current: version 0 or 1 succeed, others fail. */
-static int m_migrate(store *st, int to, zbso_err *err)
+/* Process memory takes writes while the process runs. */
+static int m_health(store *st, zbso_err *err)
 {
-    if (to != 0 && to != 1)
-        return err_set(err, ZBSO_EINVAL, "memory:// has schema version 1 only, not %d", to);
     return 0;
-}
-
-static int m_migrate_sql(int from, int to, void (*fn)(void *ctx, const char *sql), void *ctx,
-                         zbso_err *err)
-{
-    return m_migrate(NULL, to, err);
 }
 
 const store_backend store_memory_backend = {
-    .version = 2,
     .name = "memory",
     .open = m_open,
     .close = m_close,
     .exec = m_exec,
-    .schema_version = m_schema_version,
-    .migrate = m_migrate,
-    .migrate_sql = m_migrate_sql,
     .latest_schema_version = 1,
+    .schema_run = m_schema_run,
     .exec_read = m_exec_read,
+    .health = m_health,
 };

@@ -1,19 +1,23 @@
 /* store.h: the storage interface (SPEC §3.7, §4). Domain operations on jobs, trials and
  * arms, run inside units of work that a backend executes atomically and durably. A backend
- * is a struct of function pointers with a version field (like sqlite3_vfs); one per
- * database, each owning its SQL and migrations. Knows nothing of HTTP or JSON. */
+ * is a struct of function pointers (like sqlite3_vfs, without its version field: every
+ * backend is built in); one per database, each owning its SQL, while store.c owns the
+ * schema policy. Knows nothing of HTTP or JSON. */
 #ifndef ZBSO_STORE_STORE_H
 #define ZBSO_STORE_STORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/types.h"
 #include "util/err.h"
 
 typedef struct store store;         /* an open database: backend + its private state */
 typedef struct store_txn store_txn; /* one unit of work in progress */
+
+#define STORE_KEY_MAX 255  /* bytes of a trial's request key (the Idempotency-Key) */
 
 /* Filter for store_trials_list. Rows come in ascending trial_number order. */
 typedef struct store_trial_query {
@@ -45,12 +49,19 @@ typedef struct store_txn_ops {
     int (*job_ids)(store_txn *t, int (*fn)(void *ctx, const char *job_id), void *ctx,
                    zbso_err *err);
 
-    /* Inserts a trial. ZBSO_ECONFLICT when (job_id, trial_number) exists. */
+    /* Inserts a trial. request_key (NULL: none; at most STORE_KEY_MAX bytes) is the
+     * idempotency key of the request that dispatched it: it moves to this trial from any
+     * other trial of the job that held it, so that a key names one trial per job.
+     * ZBSO_ECONFLICT when (job_id, trial_number) exists. */
     int (*trial_insert)(store_txn *t, const char *job_id, const zbso_trial *trial,
-                        zbso_err *err);
+                        const char *request_key, zbso_err *err);
     /* ZBSO_ENOTFOUND when there is no such trial. */
     int (*trial_get)(store_txn *t, const char *job_id, int64_t trial_number,
                      zbso_trial *out, zbso_err *err);
+    /* The trial of the job that holds request_key (trial_insert). ZBSO_ENOTFOUND when
+     * none does (or no such job). */
+    int (*trial_by_key)(store_txn *t, const char *job_id, const char *request_key,
+                        zbso_trial *out, zbso_err *err);
     /* Rewrites every field of an existing trial (keyed by trial_number). */
     int (*trial_update)(store_txn *t, const char *job_id, const zbso_trial *trial,
                         zbso_err *err);
@@ -71,6 +82,9 @@ typedef struct store_txn_ops {
 
 struct store_txn {
     const store_txn_ops *ops;
+    /* A unit of exec_read: the write operations below change nothing and fail with
+     * ZBSO_EINTERNAL naming themselves (store_write_refused), whatever the backend. */
+    bool read_only;
 };
 
 /* A unit of work: runs inside a transaction; returns 0 to commit, a negative code to roll
@@ -84,17 +98,26 @@ typedef struct store_options {
     const char *db_user;     /* ZEUS_BSO_DB_USER: fills a URL without a user; may be NULL */
     const char *db_password; /* ZEUS_BSO_DB_PASSWORD, likewise */
     /* zbso migrate: open a database at any schema version (0 included) without creating,
-     * upgrading or refusing it, so that migrate(st, to) can then take it to `to`.
-     * Overrides create_if_empty and migrate. */
+     * upgrading or refusing it, so that store_migrate can then take it to a version.
+     * Overrides create_if_empty and migrate; a foreign database is still refused. */
     bool any_schema;
 } store_options;
 
-/* A backend. Version 1 has the members up to latest_schema_version; version 2 adds
- * exec_read (store_exec_read falls back to exec for a version 1 backend). */
+/* Chooses the schema version to take a database to (store.c's policy). A backend's
+ * schema_run calls it inside its transaction with the version found there (0: an empty
+ * database) and whether the database holds tables that are not zbso's (meaningful at
+ * version 0). Sets *to (>= version; version itself changes nothing) and returns 0, or
+ * returns a negative code with err set, which ends the transaction with nothing
+ * changed. */
+typedef int (*store_schema_plan_fn)(void *ctx, int version, bool foreign_tables, int *to,
+                                    zbso_err *err);
+
+/* A backend; store_open needs every member set. */
 typedef struct store_backend {
-    int version;
     const char *name;                    /* "sqlite", "postgresql" */
-    /* Opens the database at url (already known to be this backend's scheme). */
+    /* Opens the database at url (already known to be this backend's scheme) as it is:
+     * store_open then checks its schema (opt's create_if_empty, migrate, any_schema)
+     * through schema_run. */
     int (*open)(const char *url, const store_options *opt, store **out, zbso_err *err);
     void (*close)(store *st);
     /* Runs fn atomically; returns only after a commit is durable (synced). Safe to call
@@ -102,27 +125,42 @@ typedef struct store_backend {
      * writer, or a row lock from job_get(for_update)). Returns fn's code, or a database
      * error. */
     int (*exec)(store *st, store_work_fn fn, void *arg, zbso_err *err);
-    /* Schema version of the open database (0: empty). */
-    int (*schema_version)(store *st, int *out, zbso_err *err);
-    /* Upgrades the open database to version `to` (0: latest). */
-    int (*migrate)(store *st, int to, zbso_err *err);
-    /* The SQL that migrates a database from version `from` to `to` (0: latest), as a
-     * static-lifetime string written to fn line by line; touches no database. */
-    int (*migrate_sql)(int from, int to, void (*fn)(void *ctx, const char *sql), void *ctx,
-                       zbso_err *err);
+
+    /* Schema primitives. The backend owns its SQL; store.c owns the decisions (create,
+     * migrate, refuse), the range checks and the messages, so a new backend brings SQL
+     * only. The newest schema version this backend knows: */
     int latest_schema_version;
-    /* Version 2. Runs fn in a read-only snapshot of committed data, in the calling thread,
+    /* schema_steps[v - 1]: the statements (NULL-terminated) that take a database from
+     * version v - 1 to v, the last of them recording v; NULL for a backend without SQL
+     * (memory://). Append only: a released step never changes. */
+    const char *const *const *schema_steps;
+    /* A statement that serializes schema changes between processes, run first in the
+     * transaction of schema_run and printed after BEGIN by store_migrate_sql; NULL when
+     * the transaction itself is enough (SQLite's write lock). */
+    const char *schema_lock_sql;
+    /* One durable read-write unit: runs schema_lock_sql, reads the schema version and
+     * whether foreign tables exist, asks plan for the target and applies the steps from
+     * the version found up to it. Returns 0, plan's code (nothing changed), or a
+     * database error naming the step that failed (nothing changed either). */
+    int (*schema_run)(store *st, store_schema_plan_fn plan, void *ctx, zbso_err *err);
+
+    /* Runs fn in a read-only snapshot of committed data, in the calling thread,
      * without queueing behind writes. The snapshot holds only what exec has committed, and
      * exec answers only after its commit is durable, so an answer decided here never
-     * rests on state that could be lost. In fn, the write operations of store_txn_ops
-     * fail with ZBSO_EINTERNAL and change nothing. Safe to call from many threads at
-     * once. Returns fn's code, a database error, or ZBSO_EINTERNAL when called inside a
+     * rests on state that could be lost. fn gets a store_txn with read_only set: its
+     * write operations fail with ZBSO_EINTERNAL and change nothing. Safe to call from many
+     * threads at once. Returns fn's code, a database error, or ZBSO_EINTERNAL when called inside a
      * unit of work of st (exec or exec_read). */
     int (*exec_read)(store *st, store_work_fn fn, void *arg, zbso_err *err);
+    /* Returns 0 when a write could be committed now, or ZBSO_EUNAVAIL naming why not (a
+     * storage fault, the database unreachable, read-only, or its files gone). Cheap when
+     * all is well; may commit a write that changes nothing to find out. */
+    int (*health)(store *st, zbso_err *err);
 } store_backend;
 
 struct store {
     const store_backend *backend;
+    const char *shown;  /* the database in messages: a file path, a URL with "***" */
 };
 
 /* Picks the backend from the URL scheme: sqlite:///path, sqlite+aiosqlite:///path,
@@ -130,42 +168,93 @@ struct store {
  * supported ones. Returns NULL in that case. */
 const store_backend *store_backend_for_url(const char *url, zbso_err *err);
 
-/* store_backend_for_url + open. */
+/* store_backend_for_url + open, then the schema check of opt (NULL: create_if_empty):
+ * creates the schema in an empty database (create_if_empty), upgrades an older one
+ * (migrate), opens any version as it is (any_schema); otherwise refuses with
+ * ZBSO_ESCHEMA: an empty database or an older schema naming `zbso migrate`, a newer
+ * schema, a database with tables but no zbso schema. Unless any_schema, then refuses a
+ * database that cannot take writes (store_health). Returns 0 with *out set, or a
+ * negative code with *out NULL. */
 int store_open(const char *url, const store_options *opt, store **out, zbso_err *err);
 void store_close(store *st);
 int store_exec(store *st, store_work_fn fn, void *arg, zbso_err *err);
-/* Runs fn as a read-only unit of work (store_backend.exec_read); for a backend without
- * exec_read, as a unit of work through exec, which gives the same answers, only slower. */
+/* Runs fn as a read-only unit of work (store_backend.exec_read). */
 int store_exec_read(store *st, store_work_fn fn, void *arg, zbso_err *err);
 
-/* Short wrappers so callers write store_job_get(t, ...) */
+/* Whether st can take writes now (store_backend.health): 0, or ZBSO_EUNAVAIL with err
+ * naming the cause. For /healthz; store_open checks it too. */
+int store_health(store *st, zbso_err *err);
+
+/* The schema version of st's database (0: empty). Returns 0 or a database error. */
+int store_schema_version(store *st, int *out, zbso_err *err);
+/* Takes st's database to schema version `to` (0: the latest). ZBSO_EINVAL when no such
+ * version exists, ZBSO_ESCHEMA for a downgrade, a newer schema or a foreign database. */
+int store_migrate(store *st, int to, zbso_err *err);
+/* Writes to fn, line by line, the SQL that takes a database of backend b from schema
+ * version `from` to `to` (0: the latest) in one transaction; touches no database.
+ * ZBSO_EINVAL when the versions are out of range or reversed. */
+int store_migrate_sql(const store_backend *b, int from, int to,
+                      void (*fn)(void *ctx, const char *sql), void *ctx, zbso_err *err);
+
+/* The answer of a write operation in a read-only unit: ZBSO_EINTERNAL with err saying
+ * which operation it was. */
+int store_write_refused(const char *op, zbso_err *err);
+/* The answer to a request key longer than STORE_KEY_MAX: ZBSO_EINVAL naming the job. */
+int store_key_refused(const char *job_id, zbso_err *err);
+
+/* Short wrappers so callers write store_job_get(t, ...); the write operations refuse in a
+ * read-only unit before reaching the backend. */
 static inline int store_job_get(store_txn *t, const char *id, bool upd, zbso_job *o, zbso_err *e)
 { return t->ops->job_get(t, id, upd, o, e); }
 static inline int store_job_insert(store_txn *t, const zbso_job *j, zbso_err *e)
-{ return t->ops->job_insert(t, j, e); }
+{ return t->read_only ? store_write_refused("job_insert", e) : t->ops->job_insert(t, j, e); }
 static inline int store_job_update(store_txn *t, const zbso_job *j, zbso_err *e)
-{ return t->ops->job_update(t, j, e); }
+{ return t->read_only ? store_write_refused("job_update", e) : t->ops->job_update(t, j, e); }
 static inline int store_job_delete(store_txn *t, const char *id, zbso_err *e)
-{ return t->ops->job_delete(t, id, e); }
+{ return t->read_only ? store_write_refused("job_delete", e) : t->ops->job_delete(t, id, e); }
+/* A key longer than STORE_KEY_MAX is ZBSO_EINVAL on every backend (store_key_refused). */
 static inline int store_trial_insert(store_txn *t, const char *id, const zbso_trial *tr,
-                                     zbso_err *e)
-{ return t->ops->trial_insert(t, id, tr, e); }
+                                     const char *key, zbso_err *e)
+{
+    if (t->read_only)
+        return store_write_refused("trial_insert", e);
+    if (key != NULL && strlen(key) > STORE_KEY_MAX)
+        return store_key_refused(id, e);
+    return t->ops->trial_insert(t, id, tr, key, e);
+}
 static inline int store_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *o,
                                   zbso_err *e)
 { return t->ops->trial_get(t, id, n, o, e); }
+static inline int store_trial_by_key(store_txn *t, const char *id, const char *key,
+                                     zbso_trial *o, zbso_err *e)
+{
+    if (strlen(key) > STORE_KEY_MAX)
+        return store_key_refused(id, e);
+    return t->ops->trial_by_key(t, id, key, o, e);
+}
 static inline int store_trial_update(store_txn *t, const char *id, const zbso_trial *tr,
                                      zbso_err *e)
-{ return t->ops->trial_update(t, id, tr, e); }
+{
+    return t->read_only ? store_write_refused("trial_update", e)
+                        : t->ops->trial_update(t, id, tr, e);
+}
 static inline int store_trials_list(store_txn *t, const char *id, const store_trial_query *q,
                                     store_trial_fn fn, void *ctx, zbso_err *e)
 { return t->ops->trials_list(t, id, q, fn, ctx, e); }
 static inline int store_trials_fail_stale(store_txn *t, const char *id, double cutoff,
                                           double now, int64_t *n, zbso_err *e)
-{ return t->ops->trials_fail_stale(t, id, cutoff, now, n, e); }
+{
+    if (t->read_only) {
+        if (n != NULL)
+            *n = 0;
+        return store_write_refused("trials_fail_stale", e);
+    }
+    return t->ops->trials_fail_stale(t, id, cutoff, now, n, e);
+}
 static inline int store_arms_get(store_txn *t, const char *id, zbso_arm *o, size_t cap,
                                  size_t *n, zbso_err *e)
 { return t->ops->arms_get(t, id, o, cap, n, e); }
 static inline int store_arm_put(store_txn *t, const char *id, const zbso_arm *a, zbso_err *e)
-{ return t->ops->arm_put(t, id, a, e); }
+{ return t->read_only ? store_write_refused("arm_put", e) : t->ops->arm_put(t, id, a, e); }
 
 #endif

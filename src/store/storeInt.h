@@ -5,17 +5,13 @@
 
 #include "store/store.h"
 
-/* sqlite.c: "sqlite:///path" and "sqlite+aiosqlite:///path"; the default backend. */
+/* sqlite_engine.c: "sqlite:///path" and "sqlite+aiosqlite:///path"; the default backend. */
 extern const store_backend store_sqlite_backend;
 
-/* postgres.c: "postgresql://..." and "postgresql+asyncpg://...", shared by replicas. */
+/* pg_engine.c: "postgresql://..." and "postgresql+asyncpg://...", shared by replicas. */
 extern const store_backend store_postgresql_backend;
 
 /* memory.c: "memory://", process memory, for tests and the simulator. */
 extern const store_backend store_memory_backend;
-
-/* Fills *ro with rw's read operations and, for every write operation, one that changes
- * nothing and fails with ZBSO_EINTERNAL: the operations of a backend's exec_read units. */
-void store_ops_read_only(const store_txn_ops *rw, store_txn_ops *ro);
 
 #endif

@@ -252,6 +252,20 @@ class IdempotencyKeyTest(ServerTestCase):
         other = self.register(job_id="itest-key2")
         self.assertEqual(self.next(other, '"k-1"').json["trial_number"], 1)
 
+    def test_key_survives_a_restart(self):
+        """The key is stored with its trial: a server killed after answering (SIGKILL) and
+        started again on the same database answers the retry with the same trial."""
+        jid = self.register(job_id="itest-restart")
+        first = self.next(jid, '"lost-answer"')
+        self.assertEqual(first.status, 200, first)
+        self.srv.restart()
+        again = self.next(jid, '"lost-answer"')
+        self.assertEqual(again.status, 200, again)
+        self.assertEqual(again.json, first.json)
+        self.assertEqual(self.next(jid, '"next"').json["trial_number"], 2)
+        trials = [t for t in self.srv.rows("trials") if t["job_id"] == jid]
+        self.assertEqual(sorted(t["trial_number"] for t in trials), [1, 2])
+
     def test_bad_key_is_422_and_dispatches_nothing(self):
         jid = self.register(job_id="itest-badkey")
         before = self.srv.snapshot()

@@ -4,6 +4,7 @@ migrating (or serve --migrate) fixes it, unsupported URL schemes name the suppor
 On the backend of $ZBSO_TEST_BACKEND (a SQLite file or a fresh PostgreSQL database)."""
 
 import os
+import sqlite3
 import subprocess
 import tempfile
 import unittest
@@ -11,6 +12,8 @@ import unittest
 from zbsoserver import ZBSO_BIN, Server, clean_env, job_spec, new_database, run_cli
 
 SCHEMA_TABLES = {"jobs", "trials", "arms"}
+# The schema version before trials.request_key (the idempotency keys), per backend.
+PREVIOUS_VERSION = {"sqlite": 3, "postgresql": 2}
 
 
 class MigrateTest(unittest.TestCase):
@@ -78,6 +81,63 @@ class MigrateTest(unittest.TestCase):
         # Migrating a current database again is a no-op that succeeds.
         r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
+
+    def write_sql(self, sql):
+        """Runs sql on the test's database, behind zbso's back."""
+        if self.database.kind == "postgresql":
+            self.database.psql(sql)
+            return
+        conn = sqlite3.connect(self.database.path)
+        try:
+            conn.executescript(sql)
+        finally:
+            conn.close()
+
+    def test_previous_version_keeps_its_data_and_gains_request_key(self):
+        """A database one version behind (before trials.request_key) with a job and a trial
+        in it: serve refuses it naming `zbso migrate`; migrate keeps both rows and adds the
+        column, NULL for the old trial; the server then takes idempotency keys."""
+        previous = PREVIOUS_VERSION[self.database.kind]
+        r = run_cli(["migrate", "--to", str(previous), "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        bs = "{8,16}" if self.database.kind == "postgresql" else "8,16"
+        self.write_sql(
+            "INSERT INTO jobs (job_id, job_id_prefix, batch_sizes, default_batch_size,"
+            " eta_knob, beta_knob, target_metric, higher_is_better_metric, max_epochs,"
+            " num_pruning_rounds, window_size, mab_prior_mean, mab_prior_precision,"
+            " mab_num_explorations, mab_seed, max_power, number_of_gpus, gpu_model, stage,"
+            " exp_default_batch_size, min_cost, min_cost_batch_size, rng_state, num_trials,"
+            f" created_at, version) VALUES ('old-1', 'old', '{bs}', 8, 0.5, NULL, 0.9, TRUE,"
+            " 10, 2, 0, 0, 0, 2, NULL, 300, 1, 'A40', 0, 8, NULL, 8, 'x', 1, 1.5, 2);"
+            "INSERT INTO trials (job_id, trial_number, batch_size, type, status, start_time,"
+            " end_time, lease_renewed_at, time, energy, metric, epochs, converged) VALUES"
+            " ('old-1', 1, 8, 0, 0, 5.5, 0, 5.5, NULL, NULL, NULL, 0, FALSE);")
+        self.assertNotIn("request_key", self.database.rows("trials")[0])
+
+        r = self.serve_once()
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("zbso migrate", r.stderr)
+        self.assertIn(f"version {previous}", r.stderr)
+
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"schema version {previous} -> {previous + 1}", r.stdout + r.stderr)
+        trials = self.database.rows("trials")
+        self.assertEqual([(t["job_id"], t["trial_number"], t["start_time"], t["request_key"])
+                          for t in trials], [("old-1", 1, 5.5, None)])
+        self.assertEqual([j["job_id"] for j in self.database.rows("jobs")], ["old-1"])
+
+        srv = Server(tmpdir=self.tmp, database=self.database)
+        self.addCleanup(srv.close)
+        srv.start()
+        jid = srv.request("POST", "/jobs", body=job_spec(job_id="itest-new")).json["job_id"]
+        key = {"Idempotency-Key": '"k"'}
+        first = srv.request("GET", f"/jobs/batch_size?job_id={jid}", headers=key)
+        again = srv.request("GET", f"/jobs/batch_size?job_id={jid}", headers=key)
+        self.assertEqual(first.status, 200, first)
+        self.assertEqual(again.json, first.json)
+        keyed = [t["request_key"] for t in self.database.rows("trials") if t["job_id"] == jid]
+        self.assertEqual(keyed, ["k"])
 
     def test_serve_migrate_flag_upgrades(self):
         r = run_cli(["migrate", "--to", "1", "--db", self.url], cwd=self.tmp)

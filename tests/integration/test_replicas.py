@@ -45,6 +45,31 @@ class ReplicasTest(unittest.TestCase):
     def address(self, srv):
         return lambda: (srv.host, srv.port)
 
+    def test_keyed_retry_on_another_replica(self):
+        """A GET /jobs/batch_size whose answer was lost, retried with its Idempotency-Key
+        on another replica, gets the trial the first replica dispatched: the key is in the
+        shared database, not in one process."""
+        if REPLICAS < 2:
+            self.skipTest("one replica on SQLite")
+        first, second = self.servers[0], self.servers[1]
+        spec = wl.seeded_specs("rep-key", 1)[0]
+        r = first.request("POST", "/jobs", body=spec)
+        self.assertIn(r.status, (200, 201), r)
+        jid = r.json["job_id"]
+        path = f"/jobs/batch_size?job_id={jid}"
+        key = {"Idempotency-Key": '"retry-elsewhere"'}
+        a = first.request("GET", path, headers=key)
+        self.assertEqual(a.status, 200, a)
+        for srv in self.servers[1:]:
+            b = srv.request("GET", path, headers=key)
+            self.assertEqual(b.status, 200, b)
+            self.assertEqual(b.json, a.json)
+        c = second.request("GET", path, headers={"Idempotency-Key": '"another"'})
+        self.assertEqual(c.json["trial_number"], a.json["trial_number"] + 1, c)
+        trials = [t for t in self.db.rows("trials") if t["job_id"] == jid]
+        self.assertEqual(sorted(t["trial_number"] for t in trials),
+                         [a.json["trial_number"], c.json["trial_number"]])
+
     def test_replicas_answer_as_one_serial_server(self):
         specs = wl.seeded_specs("rep", JOBS)
         load = wl.Workload([self.address(s) for s in self.servers], specs, threads=THREADS,

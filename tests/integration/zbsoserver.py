@@ -228,6 +228,7 @@ class Server:
         self.env = dict(env or {})
         self.args = list(args)
         self.pass_db = True  # False: the database comes from the environment or .env
+        self.preexec_fn = None  # run in the child before exec (e.g. to set rlimits)
         self.proc = None
         self.port = None
         self.host = "127.0.0.1"
@@ -244,7 +245,8 @@ class Server:
         db_args = ["--db", self.db_url] if self.pass_db else []
         cmd = [ZBSO_BIN, "serve", "--port", "0", *db_args, *self.args, *extra_args]
         self.proc = subprocess.Popen(cmd, cwd=self.tmpdir, env=clean_env(self.env),
-                                     stdout=subprocess.PIPE, stderr=log)
+                                     stdout=subprocess.PIPE, stderr=log,
+                                     preexec_fn=self.preexec_fn)
         log.close()
         line = self._read_line(START_TIMEOUT_S)
         if not line.startswith(LISTEN_PREFIX):

@@ -2,9 +2,11 @@
  * that tests/pg/with_pg.sh runs around this program: row locks that serialize units on one
  * job across stores (replicas), no duplicate trial numbers, one registration winner,
  * schema creation, refusal and migration (also by three stores at once on an empty
- * database), user/password handling, and ZBSO_EUNAVAIL while the server is down with
- * recovery once it is back. Each case works on a fresh database; the outage case stops
- * and restarts the server, so it runs last. */
+ * database), user/password handling, storage faults (the SQLSTATE table, and a database
+ * that turns read-only: ZBSO_EUNAVAIL, store_health, refused at open, then recovered),
+ * and ZBSO_EUNAVAIL while the server is down with recovery once it is back. Each case
+ * works on a fresh database; the outage case stops and restarts the server, so it runs
+ * last. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +28,7 @@
 #include "core/spec.h"
 #include "pg_fresh.h"
 #include "service/service.h"
+#include "store/pgInt.h"
 #include "store/store.h"
 
 static char g_url[512];       /* the current case's fresh database */
@@ -93,7 +96,7 @@ static void make_job(zbso_job *j, const char *id)
     j->min_cost_batch_size = 16;
     j->exp_default_batch_size = 16;
     rng_seed_u64(&j->rng, 7);
-    j->version = 1;
+    j->revision = 1;
 }
 
 static int u_insert(store_txn *t, void *arg, zbso_err *err)
@@ -144,10 +147,10 @@ static int u_next_trial(store_txn *t, lock_case *c, bool is_a, zbso_err *err)
         c->b_saw = j.num_trials;
     }
     j.num_trials++;
-    j.version++;
+    j.revision++;
     zbso_trial tr = {.trial_number = j.num_trials, .batch_size = 8, .start_time = 1.0,
                      .lease_renewed_at = 1.0, .time = NAN, .energy = NAN, .metric = NAN};
-    if ((rc = store_trial_insert(t, "locked", &tr, err)) < 0 ||
+    if ((rc = store_trial_insert(t, "locked", &tr, NULL, err)) < 0 ||
         (rc = store_job_update(t, &j, err)) < 0)
         return rc;
     if (is_a) {
@@ -626,7 +629,7 @@ static void make_db_at(int to)
 {
     sql_buf buf = {.len = 0};
     zbso_err err = {0};
-    assert_int_equal(pg_backend()->migrate_sql(0, to, sql_line, &buf, &err), 0);
+    assert_int_equal(store_migrate_sql(pg_backend(), 0, to, sql_line, &buf, &err), 0);
     assert_int_equal(pg_sql(g_name, buf.text), 0);
 }
 
@@ -636,7 +639,7 @@ static void test_schema_created_on_empty_database(void **state)
     zbso_err err = {0};
     store *st = NULL;
     int v = -1;
-    assert_int_equal(b->latest_schema_version, 2);
+    assert_int_equal(b->latest_schema_version, 3);
     /* without create_if_empty an empty database is refused, naming zbso migrate */
     assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
     assert_null(st);
@@ -646,16 +649,23 @@ static void test_schema_created_on_empty_database(void **state)
     assert_int_equal(query_int("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"), 0);
 
     st = open_store(NULL);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
-    assert_int_equal(b->migrate(st, 0, &err), 0);
-    assert_int_equal(b->migrate(st, 1, &err), ZBSO_ESCHEMA);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 3);
+    assert_int_equal(store_migrate(st, 0, &err), 0);
+    assert_int_equal(store_migrate(st, 1, &err), ZBSO_ESCHEMA);
     assert_non_null(strstr(err.msg, "cannot go down"));
-    assert_int_equal(b->migrate(st, 3, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate(st, 4, &err), ZBSO_EINVAL);
     store_close(st);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 3);
     assert_int_equal(
-        query_int("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'trials_by_%'"), 2);
+        query_int("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'trials_by_%'"), 3);
+    /* request_key: nullable text, unique per job */
+    assert_int_equal(query_int("SELECT count(*) FROM information_schema.columns WHERE"
+                               " table_name = 'trials' AND column_name = 'request_key'"
+                               " AND is_nullable = 'YES' AND data_type = 'text'"), 1);
+    assert_int_equal(query_int("SELECT count(*) FROM pg_indexes WHERE indexname ="
+                               " 'trials_by_request_key' AND indexdef LIKE 'CREATE UNIQUE%'"
+                               " AND indexdef LIKE '%(job_id, request_key)'"), 1);
     /* the job row has its version column, NOT NULL */
     assert_int_equal(query_int("SELECT count(*) FROM information_schema.columns WHERE"
                                " table_name = 'jobs' AND column_name = 'version'"
@@ -667,7 +677,6 @@ static void test_schema_created_on_empty_database(void **state)
 
 static void test_older_schema_refused_then_migrated(void **state)
 {
-    const store_backend *b = pg_backend();
     zbso_err err = {0};
     store *st = NULL;
     int v = -1;
@@ -684,42 +693,54 @@ static void test_older_schema_refused_then_migrated(void **state)
 
     /* zbso migrate's way: any_schema opens it as it is, migrate takes it up */
     assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 1);
-    assert_int_equal(b->migrate(st, 2, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_migrate(st, 2, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 2);
+    /* a job and a trial stored at version 2 are kept by migration 3, the trial with no
+     * request key */
+    zbso_job j;
+    make_job(&j, "at-v2");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    assert_int_equal(pg_sql(g_name, "INSERT INTO trials VALUES ('at-v2', 1, 8, 0, 0, 5.5, 0,"
+                                    " 5.5, NULL, NULL, NULL, 0, false)"), 0);
+    assert_int_equal(store_migrate(st, 0, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 3);
     store_close(st);
+    assert_int_equal(query_int("SELECT count(*) FROM trials WHERE job_id = 'at-v2' AND"
+                               " trial_number = 1 AND start_time = 5.5 AND request_key IS NULL"),
+                     1);
+    assert_int_equal(query_int("SELECT count(*) FROM jobs WHERE job_id = 'at-v2'"), 1);
 
     /* serve --migrate's way, from version 1 again */
     assert_int_equal(pg_fresh_db(g_name, g_url, sizeof g_url), 0);
     make_db_at(1);
     opt.migrate = true;
     st = open_store(&opt);
-    zbso_job j;
     make_job(&j, "after-migrate");
     assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
     store_close(st);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 3);
 
     /* an empty database, step by step */
     assert_int_equal(pg_fresh_db(g_name, g_url, sizeof g_url), 0);
     assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 0);
-    assert_int_equal(b->migrate(st, 1, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_migrate(st, 1, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 1);
-    assert_int_equal(b->migrate(st, 0, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
+    assert_int_equal(store_migrate(st, 0, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 3);
     assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
     store_close(st);
 }
 
 static void test_newer_and_foreign_schemas_refused(void **state)
 {
-    const store_backend *b = pg_backend();
     zbso_err err = {0};
     store *st = NULL;
     assert_int_equal(pg_sql(g_name, "CREATE TABLE zbso_schema (version INTEGER NOT NULL);"
@@ -729,7 +750,7 @@ static void test_newer_and_foreign_schemas_refused(void **state)
     assert_non_null(strstr(err.msg, "99"));
     assert_non_null(strstr(err.msg, "newer"));
     assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
-    assert_int_equal(b->migrate(st, 0, &err), ZBSO_ESCHEMA);
+    assert_int_equal(store_migrate(st, 0, &err), ZBSO_ESCHEMA);
     assert_non_null(strstr(err.msg, "99"));
     store_close(st);
 
@@ -738,6 +759,13 @@ static void test_newer_and_foreign_schemas_refused(void **state)
     assert_int_equal(pg_sql(g_name, "CREATE TABLE jobs (x INTEGER)"), 0);
     st = NULL;
     assert_int_equal(store_open(g_url, &opt, &st, &err), ZBSO_ESCHEMA);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, "not a zbso database"));
+    /* the same answer without create_if_empty, and for zbso migrate (one policy, store.c) */
+    assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
+    assert_non_null(strstr(err.msg, "not a zbso database"));
+    assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err),
+                     ZBSO_ESCHEMA);
     assert_null(st);
     assert_non_null(strstr(err.msg, "not a zbso database"));
     assert_int_equal(query_int("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"), 1);
@@ -786,7 +814,7 @@ static void test_three_replicas_create_the_schema_at_once(void **state)
             if (s[i].rc != 0)
                 fail_msg("round %d starter %d: %d %s", round, i, s[i].rc, s[i].msg);
         assert_int_equal(query_int("SELECT count(*) FROM zbso_schema"), 1);
-        assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+        assert_int_equal(query_int("SELECT version FROM zbso_schema"), 3);
     }
 }
 
@@ -795,7 +823,7 @@ static void test_migrate_sql(void **state)
     const store_backend *b = pg_backend();
     zbso_err err = {0};
     sql_buf all = {.len = 0}, up = {.len = 0};
-    assert_int_equal(b->migrate_sql(0, 0, sql_line, &all, &err), 0);
+    assert_int_equal(store_migrate_sql(b, 0, 0, sql_line, &all, &err), 0);
     assert_int_equal(strncmp(all.text, "BEGIN;\nSELECT pg_advisory_xact_lock(", 36), 0);
     assert_string_equal(all.text + all.len - 8, "COMMIT;\n");
     assert_non_null(strstr(all.text, "CREATE TABLE jobs"));
@@ -805,17 +833,20 @@ static void test_migrate_sql(void **state)
     assert_non_null(strstr(all.text, "CREATE TABLE arms"));
     assert_non_null(strstr(all.text, "CREATE INDEX"));
     assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 2;"));
-    assert_int_equal(b->migrate_sql(1, 2, sql_line, &up, &err), 0);
+    assert_non_null(strstr(all.text, "ADD COLUMN request_key TEXT"));
+    assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 3;"));
+    assert_int_equal(store_migrate_sql(b, 1, 2, sql_line, &up, &err), 0);
     assert_null(strstr(up.text, "CREATE TABLE"));
     assert_non_null(strstr(up.text, "CREATE INDEX"));
-    assert_int_equal(b->migrate_sql(2, 1, sql_line, &up, &err), ZBSO_EINVAL);
-    assert_int_equal(b->migrate_sql(0, 3, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate_sql(b, 2, 1, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_null(strstr(up.text, "request_key"));
+    assert_int_equal(store_migrate_sql(b, 0, 4, sql_line, &up, &err), ZBSO_EINVAL);
     /* the text runs as it is (psql would do the same) and gives the latest schema */
     assert_int_equal(pg_sql(g_name, all.text), 0);
     store *st = open_store(&(store_options){0});
     int v = 0;
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 3);
     store_close(st);
 }
 
@@ -1061,6 +1092,104 @@ static void test_unavailable_then_reconnects(void **state)
     pthread_mutex_destroy(&h.mu);
 }
 
+/* ---- storage faults ---- */
+
+/* The SQLSTATE table (pgInt.h): storage faults are 503s, naming their cause. */
+static void test_sqlstate_codes(void **state)
+{
+    static const struct {
+        const char *state;
+        int code;
+        bool has_cause;
+    } cases[] = {
+        {"53100", ZBSO_EUNAVAIL, true},  /* disk_full */
+        {"53200", ZBSO_EUNAVAIL, true},  /* out_of_memory */
+        {"53300", ZBSO_EUNAVAIL, true},  /* too_many_connections */
+        {"58030", ZBSO_EUNAVAIL, true},  /* io_error */
+        {"58000", ZBSO_EUNAVAIL, true},  /* system_error */
+        {"58P01", ZBSO_EUNAVAIL, true},  /* undefined_file */
+        {"25006", ZBSO_EUNAVAIL, true},  /* read_only_sql_transaction */
+        {"08006", ZBSO_EUNAVAIL, true},  /* connection_failure */
+        {"57P01", ZBSO_EUNAVAIL, true},  /* admin_shutdown */
+        {"40001", ZBSO_EUNAVAIL, true},  /* serialization_failure */
+        {"40P01", ZBSO_EUNAVAIL, true},  /* deadlock_detected */
+        {"55P03", ZBSO_EUNAVAIL, true},  /* lock_not_available */
+        {"57014", ZBSO_EUNAVAIL, true},  /* query_canceled */
+        {"23505", ZBSO_ECONFLICT, false},
+        {"23503", ZBSO_ENOTFOUND, false},
+        {"22P02", ZBSO_EINVAL, false},
+        {"42P01", ZBSO_ESTORE, false},   /* undefined_table */
+        {"XX000", ZBSO_ESTORE, false},   /* internal_error */
+        {NULL, ZBSO_ESTORE, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *cause = "unset";
+        int code = pg_state_code(cases[i].state, &cause);
+        if (code != cases[i].code || (cause != NULL) != cases[i].has_cause)
+            fail_msg("SQLSTATE %s: code %d cause %s", cases[i].state ? cases[i].state : "NULL",
+                     code, cause ? cause : "NULL");
+    }
+    const char *cause = NULL;
+    pg_state_code("53100", &cause);
+    assert_non_null(strstr(cause, "disk is full"));
+    pg_state_code("58030", &cause);
+    assert_non_null(strstr(cause, "I/O"));
+    pg_state_code("25006", &cause);
+    assert_non_null(strstr(cause, "read-only"));
+}
+
+/* Sets (on) or resets the case's database's default_transaction_read_only, from another
+ * database (a read-only session could not undo it), and ends the sessions on the case's
+ * database so that new ones see the setting. */
+static void set_read_only(bool on)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, on ? "ALTER DATABASE %s SET default_transaction_read_only = on"
+                                 : "ALTER DATABASE %s RESET default_transaction_read_only",
+             g_name);
+    assert_int_equal(pg_sql("postgres", sql), 0);
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+             " WHERE datname = '%s'", g_name);
+    assert_int_equal(pg_sql("postgres", sql), 0);
+}
+
+/* A database that takes no writes (here default_transaction_read_only, as a hot standby
+ * after a failover would): writes answer ZBSO_EUNAVAIL (503 with Retry-After) naming it,
+ * reads go on, store_health says so, a new store refuses to open; once writable again
+ * the same store writes. */
+static void test_read_only_database(void **state)
+{
+    store *st = open_store(NULL);
+    zbso_err err = {0};
+    zbso_job j;
+    make_job(&j, "ro-before");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    assert_int_equal(store_health(st, &err), 0);
+
+    set_read_only(true);
+    make_job(&j, "ro-during");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), ZBSO_EUNAVAIL);
+    assert_non_null(strstr(err.msg, "read-only"));
+    assert_non_null(strstr(err.msg, "25006"));
+    assert_null(strstr(err.msg, getenv("ZBSO_PG_PASSWORD")));
+    get_arg g = {.id = "ro-before"};
+    assert_int_equal(store_exec_read(st, u_get, &g, &err), 0);
+    assert_int_equal(store_health(st, &err), ZBSO_EUNAVAIL);
+    assert_non_null(strstr(err.msg, "read-only"));
+    store *other = NULL;
+    assert_int_equal(store_open(g_url, &(store_options){.create_if_empty = true}, &other,
+                                &err), ZBSO_EUNAVAIL);
+    assert_null(other);
+    assert_non_null(strstr(err.msg, "read-only"));
+    assert_non_null(strstr(err.msg, "***@127.0.0.1"));
+
+    set_read_only(false);
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    assert_int_equal(store_health(st, &err), 0);
+    store_close(st);
+    assert_int_equal(query_int("SELECT count(*) FROM jobs"), 2);
+}
+
 int main(void)
 {
     if (!pg_env_ok())
@@ -1080,6 +1209,8 @@ int main(void)
         cmocka_unit_test_setup(test_user_and_password, fresh),
         cmocka_unit_test_setup(test_echo_sql, fresh),
         cmocka_unit_test_setup(test_synchronous_commit_forced_on, fresh),
+        cmocka_unit_test(test_sqlstate_codes),
+        cmocka_unit_test_setup(test_read_only_database, fresh),
         /* last: it stops and restarts the server */
         cmocka_unit_test_setup(test_unavailable_then_reconnects, fresh),
     };

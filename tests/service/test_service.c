@@ -67,7 +67,7 @@ static int setup(void **state)
     if (store_open(url, &opt, &fx->st, &err) != 0)
         fail_msg("store_open(%s): %s", url, err.msg);
     fx->clock.now = 1000.0;
-    fx->env = (svc_env){fake_now, fake_entropy, &fx->clock, 0, NULL};
+    fx->env = (svc_env){fake_now, fake_entropy, &fx->clock, 0};
     *state = fx;
     return 0;
 }
@@ -489,9 +489,8 @@ static void test_end_trial_delete_and_404(void **state)
 
 /* ---- read path: the same answers as units of work alone ---- */
 
-/* A store that forwards to another and counts the calls. As a version 1 backend it has no
- * exec_read, so store_exec_read runs every read unit through exec, as before read units
- * existed. */
+/* A store that forwards to another and counts the calls. counting_writes_only runs every
+ * read unit through exec, as before read units existed. */
 typedef struct counting {
     store base;
     store *inner;
@@ -512,9 +511,10 @@ static int cnt_exec_read(store *s, store_work_fn fn, void *arg, zbso_err *err)
     return store_exec_read(c->inner, fn, arg, err);
 }
 
-static const store_backend counting_v1 = {.version = 1, .name = "counting", .exec = cnt_exec};
-static const store_backend counting_v2 = {
-    .version = 2, .name = "counting", .exec = cnt_exec, .exec_read = cnt_exec_read};
+static const store_backend counting_writes_only = {
+    .name = "counting", .exec = cnt_exec, .exec_read = cnt_exec};
+static const store_backend counting_reads = {
+    .name = "counting", .exec = cnt_exec, .exec_read = cnt_exec_read};
 
 #define TRANSCRIPT_MAX 160
 
@@ -673,8 +673,8 @@ static void test_read_path_same_answers(void **state)
 {
     fixture *fx = *state;
     static transcript with, without;
-    counting c_with = {.base = {&counting_v2}, .inner = fx->st};
-    counting c_without = {.base = {&counting_v1}};
+    counting c_with = {.base = {&counting_reads}, .inner = fx->st};
+    counting c_without = {.base = {&counting_writes_only}};
     store_options opt = {.create_if_empty = true};
     char path[80] = "", url[96];
     zbso_err err;
@@ -779,7 +779,7 @@ static void test_job_version(void **state)
     assert_int_equal(v, 5);
     assert_int_equal(svc_end_trial(fx->st, &fx->env, &other, &v, &err), 0);
     assert_int_equal(v, 6);
-    assert_int_equal(peek_at(fx, "job-v", 0).job.version, 6);
+    assert_int_equal(peek_at(fx, "job-v", 0).job.revision, 6);
 
     /* a failed unit leaves the out value alone */
     v = -7;
@@ -849,7 +849,7 @@ static int insert_fn(store_txn *t, void *arg, zbso_err *err)
     zbso_job job;
     int rc = store_job_get(t, "job-b", true, &job, err);
     if (rc == 0)
-        rc = store_trial_insert(t, "job-b", trial, err);
+        rc = store_trial_insert(t, "job-b", trial, NULL, err);
     job.num_trials = trial->trial_number;
     if (rc == 0)
         rc = store_job_update(t, &job, err);
@@ -869,7 +869,7 @@ static void test_bad_values(void **state)
     s.eta_knob = 0.5;
     register_ok(fx, &s, true);
     zbso_trial_id id = next_ok(fx, "job-b");
-    int64_t version = peek_at(fx, "job-b", 0).job.version;
+    int64_t version = peek_at(fx, "job-b", 0).job.revision;
     memset(&r, 0, sizeof r);
     r.trial = id;
     r.time = 1e308;
@@ -883,7 +883,7 @@ static void test_bad_values(void **state)
     assert_non_null(strstr(err.msg, "give cost inf"));
     peek p = peek_at(fx, "job-b", id.trial_number);
     assert_int_equal(p.trial.status, ZBSO_TRIAL_DISPATCHED);
-    assert_int_equal(p.job.version, version);
+    assert_int_equal(p.job.revision, version);
     assert_int_equal(p.arms[0].num_observations, 0);
 
     /* What an older zbso stored: a Succeeded trial 2 of 32 with that result. */
@@ -911,8 +911,7 @@ static void test_bad_values(void **state)
 
 /* GET /jobs/batch_size with idempotency keys: a repeated key gets the trial its first
  * request dispatched and changes nothing; other keys, no key, another job or an expired
- * key dispatch; a remembered trial the store does not hold (its unit rolled back, maybe
- * with its number taken since) is not answered. */
+ * key dispatch, and the next dispatch with that key takes it over. */
 static zbso_trial_id next_keyed(fixture *fx, const char *job_id, const char *key,
                                 int64_t *version)
 {
@@ -930,9 +929,6 @@ static void test_idempotency_keys(void **state)
     fixture *fx = *state;
     zbso_job_spec s = make_spec("job-k"), s2 = make_spec("job-k2");
     int64_t v1 = 0, v = 0;
-    zbso_err err;
-    fx->env.keys = svc_keys_memory_new(SVC_KEYS_MEMORY_CAPACITY);
-    assert_non_null(fx->env.keys);
     register_ok(fx, &s, true);
     register_ok(fx, &s2, true);
 
@@ -946,7 +942,7 @@ static void test_idempotency_keys(void **state)
     assert_int_equal(v, v1); /* nothing changed */
     peek p = peek_at(fx, "job-k", 1);
     assert_int_equal(p.job.num_trials, 1);
-    assert_int_equal(p.job.version, v1);
+    assert_int_equal(p.job.revision, v1);
 
     assert_int_equal(next_keyed(fx, "job-k", "b", NULL).trial_number, 2);
     assert_int_equal(next_keyed(fx, "job-k", NULL, NULL).trial_number, 3);
@@ -954,71 +950,22 @@ static void test_idempotency_keys(void **state)
     assert_int_equal(next_keyed(fx, "job-k2", "a", NULL).trial_number, 1); /* per job */
     assert_int_equal(next_keyed(fx, "job-k", "b", NULL).trial_number, 2);
 
-    /* Remembered trials the store does not hold as remembered: number 99 does not exist;
-     * number 3 exists but started at another time (another request's trial). */
-    svc_keys *k = fx->env.keys;
-    assert_int_equal(k->ops->remember(k, NULL, "job-k", "gone", 99, fx->clock.now,
-                                      fx->clock.now + 100, &err), 0);
-    assert_int_equal(k->ops->remember(k, NULL, "job-k", "reused", 3, fx->clock.now - 1,
-                                      fx->clock.now + 100, &err), 0);
-    assert_int_equal(next_keyed(fx, "job-k", "gone", NULL).trial_number, 5);
-    assert_int_equal(next_keyed(fx, "job-k", "reused", NULL).trial_number, 6);
-    assert_int_equal(next_keyed(fx, "job-k", "gone", NULL).trial_number, 5);
-
-    /* A key lives as long as a trial's lease: ZEUS_BSO_TRIAL_TIMEOUT. */
+    /* A key lives as long as a trial's lease: ZEUS_BSO_TRIAL_TIMEOUT; then the next
+     * dispatch takes it over. */
     fx->env.trial_timeout_s = 100;
-    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 7);
+    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 5);
     fx->clock.now += 99;
-    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 7);
+    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 5);
     fx->clock.now += 2;
-    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 8);
-    svc_keys_free(fx->env.keys);
-    fx->env.keys = NULL;
-
-    /* Without a table keys are ignored. */
-    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 9);
-    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 10);
-}
-
-/* The memory table alone: lookups, replacement, expiry, and at most capacity entries
- * with the oldest leaving first. */
-static void test_memory_key_table(void **state)
-{
-    svc_keys *k = svc_keys_memory_new(3);
-    int64_t n = 0;
-    double start = 0;
-    zbso_err err;
-    char key[8];
-    assert_non_null(k);
-    assert_int_equal(k->ops->find(k, NULL, "j", "a", 0, &n, &start, &err), ZBSO_ENOTFOUND);
-    assert_int_equal(k->ops->remember(k, NULL, "j", "a", 1, 10, 20, &err), 0);
-    assert_int_equal(k->ops->find(k, NULL, "j", "a", 19.5, &n, &start, &err), 0);
-    assert_int_equal(n, 1);
-    assert_true(start == 10);
-    assert_int_equal(k->ops->find(k, NULL, "j", "a", 20, &n, &start, &err), ZBSO_ENOTFOUND);
-    assert_int_equal(k->ops->find(k, NULL, "ja", "", 0, &n, &start, &err), ZBSO_ENOTFOUND);
-    assert_int_equal(k->ops->find(k, NULL, "j", "b", 0, &n, &start, &err), ZBSO_ENOTFOUND);
-    assert_int_equal(k->ops->remember(k, NULL, "j", "a", 2, 11, 30, &err), 0);
-    assert_int_equal(k->ops->find(k, NULL, "j", "a", 25, &n, &start, &err), 0);
-    assert_int_equal(n, 2);
-    /* Four more keys in a table of three: "a" and "k0" leave, oldest first. */
-    for (int i = 0; i < 4; i++) {
-        snprintf(key, sizeof key, "k%d", i);
-        assert_int_equal(k->ops->remember(k, NULL, "j", key, 10 + i, 12, 40, &err), 0);
-    }
-    assert_int_equal(k->ops->find(k, NULL, "j", "a", 25, &n, &start, &err), ZBSO_ENOTFOUND);
-    assert_int_equal(k->ops->find(k, NULL, "j", "k0", 25, &n, &start, &err), ZBSO_ENOTFOUND);
-    for (int i = 1; i < 4; i++) {
-        snprintf(key, sizeof key, "k%d", i);
-        assert_int_equal(k->ops->find(k, NULL, "j", key, 25, &n, &start, &err), 0);
-        assert_int_equal(n, 10 + i);
-    }
-    /* Expired entries make room before live ones: at 41 all three are gone. */
-    assert_int_equal(k->ops->remember(k, NULL, "j", "late", 20, 41, 50, &err), 0);
-    assert_int_equal(k->ops->find(k, NULL, "j", "late", 41, &n, &start, &err), 0);
-    assert_int_equal(k->ops->find(k, NULL, "j", "k3", 39, &n, &start, &err), ZBSO_ENOTFOUND);
-    svc_keys_free(k);
-    svc_keys_free(NULL);
+    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 6);
+    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 6);
+    /* Without leases, a key lives SVC_KEY_LEASE_DEFAULT_S. */
+    fx->env.trial_timeout_s = 0;
+    fx->clock.now += SVC_KEY_LEASE_DEFAULT_S - 1;
+    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 6);
+    fx->clock.now += 2;
+    assert_int_equal(next_keyed(fx, "job-k", "c", NULL).trial_number, 7);
+    assert_int_equal(next_keyed(fx, "job-k", "a", NULL).trial_number, 8);
 }
 
 static int run_for(const char *url)
@@ -1035,7 +982,6 @@ static int run_for(const char *url)
         cmocka_unit_test_setup_teardown(test_refit_out_of_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idempotency_keys, setup, teardown),
-        cmocka_unit_test(test_memory_key_table),
     };
     g_url = url;
     fprintf(stderr, "store: %s\n", url);

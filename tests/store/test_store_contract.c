@@ -124,7 +124,7 @@ static void make_job(zbso_job *j, const char *id)
     rng_next_u64(&j->rng);
     j->num_trials = 3;
     j->created_at = 1700000000.25;
-    j->version = 5;
+    j->revision = 5;
 }
 
 static void assert_job_equal(const zbso_job *a, const zbso_job *b)
@@ -162,7 +162,7 @@ static void assert_job_equal(const zbso_job *a, const zbso_job *b)
     assert_int_equal(a->rng.has_uint32, b->rng.has_uint32);
     assert_int_equal(a->rng.uinteger, b->rng.uinteger);
     assert_int_equal(a->num_trials, b->num_trials);
-    assert_int_equal(a->version, b->version);
+    assert_int_equal(a->revision, b->revision);
     assert_true(a->created_at == b->created_at);
 }
 
@@ -215,7 +215,7 @@ static int u_put(store_txn *t, void *argp, zbso_err *err)
     put_arg *a = argp;
     int rc = a->job != NULL ? store_job_insert(t, a->job, err) : 0;
     for (size_t i = 0; rc == 0 && i < a->n_trials; i++)
-        rc = store_trial_insert(t, a->job->spec.job_id, &a->trials[i], err);
+        rc = store_trial_insert(t, a->job->spec.job_id, &a->trials[i], NULL, err);
     for (size_t i = 0; rc == 0 && i < a->n_arms; i++)
         rc = store_arm_put(t, a->job->spec.job_id, &a->arms[i], err);
     return rc;
@@ -261,6 +261,7 @@ typedef struct trial_arg {
     const char *id;
     int64_t n;
     zbso_trial trial;
+    const char *key;             /* the request key of trial_insert and trial_by_key */
 } trial_arg;
 
 static int u_trial_get(store_txn *t, void *argp, zbso_err *err)
@@ -272,7 +273,13 @@ static int u_trial_get(store_txn *t, void *argp, zbso_err *err)
 static int u_trial_insert(store_txn *t, void *argp, zbso_err *err)
 {
     trial_arg *a = argp;
-    return store_trial_insert(t, a->id, &a->trial, err);
+    return store_trial_insert(t, a->id, &a->trial, a->key, err);
+}
+
+static int u_trial_by_key(store_txn *t, void *argp, zbso_err *err)
+{
+    trial_arg *a = argp;
+    return store_trial_by_key(t, a->id, a->key, &a->trial, err);
 }
 
 static int u_trial_update(store_txn *t, void *argp, zbso_err *err)
@@ -401,7 +408,7 @@ static void test_job_update_every_field(void **state)
     upd.rng.has_uint32 = 1;
     upd.rng.uinteger = 0xDEADBEEFu;
     upd.num_trials = 99;
-    upd.version = 6;
+    upd.revision = 6;
     zbso_job sent = upd;
     sent.spec.eta_knob = 0.75; /* the spec is immutable: job_update must not write it */
     sent.created_at = 5.0;
@@ -655,6 +662,88 @@ static void test_arms(void **state)
     store_close(st);
 }
 
+/* Request keys: trial_by_key finds the trial inserted with a key, per job; a key given
+ * again moves to the new trial; updates keep it; a key over STORE_KEY_MAX is refused;
+ * deleting the job drops its keys; read units may look keys up. */
+static void test_request_keys(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j, other;
+    char long_key[STORE_KEY_MAX + 2];
+    make_job(&j, "k");
+    make_job(&other, "k-other");
+    put(st, &j, NULL, 0, NULL, 0);
+    put(st, &other, NULL, 0, NULL, 0);
+    const char *keys[] = {"a", NULL, "b"};
+    for (int i = 0; i < 3; i++) {
+        trial_arg ta = {.id = "k", .key = keys[i],
+                        .trial = make_trial(i + 1, 8, ZBSO_TRIAL_MAB, ZBSO_TRIAL_DISPATCHED,
+                                            10.0 * (i + 1))};
+        assert_int_equal(store_exec(st, u_trial_insert, &ta, &err), 0);
+    }
+    trial_arg ta = {.id = "k-other", .key = "a",
+                    .trial = make_trial(1, 16, ZBSO_TRIAL_MAB, ZBSO_TRIAL_DISPATCHED, 5.0)};
+    assert_int_equal(store_exec(st, u_trial_insert, &ta, &err), 0);
+
+    ta = (trial_arg){.id = "k", .key = "a"};
+    assert_int_equal(store_exec(st, u_trial_by_key, &ta, &err), 0);
+    assert_int_equal(ta.trial.trial_number, 1);
+    assert_true(ta.trial.start_time == 1001.0);
+    ta = (trial_arg){.id = "k", .key = "b"};
+    assert_int_equal(store_exec_read(st, u_trial_by_key, &ta, &err), 0);
+    assert_int_equal(ta.trial.trial_number, 3);
+    ta = (trial_arg){.id = "k-other", .key = "a"};
+    assert_int_equal(store_exec(st, u_trial_by_key, &ta, &err), 0);
+    assert_int_equal(ta.trial.trial_number, 1);
+    assert_int_equal(ta.trial.batch_size, 16);
+    ta = (trial_arg){.id = "k", .key = "c"};
+    assert_int_equal(store_exec(st, u_trial_by_key, &ta, &err), ZBSO_ENOTFOUND);
+    ta = (trial_arg){.id = "ghost", .key = "a"};
+    assert_int_equal(store_exec(st, u_trial_by_key, &ta, &err), ZBSO_ENOTFOUND);
+
+    /* "a" again: it moves to trial 4; trial 1 stays */
+    ta = (trial_arg){.id = "k", .key = "a",
+                     .trial = make_trial(4, 8, ZBSO_TRIAL_MAB, ZBSO_TRIAL_DISPATCHED, 40.0)};
+    assert_int_equal(store_exec(st, u_trial_insert, &ta, &err), 0);
+    ta = (trial_arg){.id = "k", .key = "a"};
+    assert_int_equal(store_exec(st, u_trial_by_key, &ta, &err), 0);
+    assert_int_equal(ta.trial.trial_number, 4);
+    ta = (trial_arg){.id = "k", .n = 1};
+    assert_int_equal(store_exec(st, u_trial_get, &ta, &err), 0);
+    /* an update keeps the key */
+    ta = (trial_arg){.id = "k", .trial = make_trial(4, 8, ZBSO_TRIAL_MAB,
+                                                    ZBSO_TRIAL_SUCCEEDED, 40.0)};
+    assert_int_equal(store_exec(st, u_trial_update, &ta, &err), 0);
+    ta = (trial_arg){.id = "k", .key = "a"};
+    assert_int_equal(store_exec(st, u_trial_by_key, &ta, &err), 0);
+    assert_int_equal(ta.trial.trial_number, 4);
+    assert_int_equal(ta.trial.status, ZBSO_TRIAL_SUCCEEDED);
+
+    /* STORE_KEY_MAX bytes are a key; one more is refused before the database */
+    memset(long_key, 'x', sizeof long_key - 1);
+    long_key[STORE_KEY_MAX] = '\0';
+    ta = (trial_arg){.id = "k", .key = long_key,
+                     .trial = make_trial(5, 8, ZBSO_TRIAL_MAB, ZBSO_TRIAL_DISPATCHED, 50.0)};
+    assert_int_equal(store_exec(st, u_trial_insert, &ta, &err), 0);
+    assert_int_equal(store_exec(st, u_trial_by_key, &ta, &err), 0);
+    assert_int_equal(ta.trial.trial_number, 5);
+    long_key[STORE_KEY_MAX] = 'x';
+    long_key[STORE_KEY_MAX + 1] = '\0';
+    ta = (trial_arg){.id = "k", .key = long_key,
+                     .trial = make_trial(6, 8, ZBSO_TRIAL_MAB, ZBSO_TRIAL_DISPATCHED, 60.0)};
+    assert_int_equal(store_exec(st, u_trial_insert, &ta, &err), ZBSO_EINVAL);
+    assert_non_null(strstr(err.msg, "longer than 255"));
+    assert_int_equal(store_exec(st, u_trial_by_key, &ta, &err), ZBSO_EINVAL);
+
+    /* deleting the job drops its keys */
+    assert_int_equal(store_exec(st, u_job_delete, "k", &err), 0);
+    put(st, &j, NULL, 0, NULL, 0);
+    ta = (trial_arg){.id = "k", .key = "a"};
+    assert_int_equal(store_exec(st, u_trial_by_key, &ta, &err), ZBSO_ENOTFOUND);
+    store_close(st);
+}
+
 /* A unit that changes everything it can, then fails: none of it may remain. */
 static int u_change_then_fail(store_txn *t, void *argp, zbso_err *err)
 {
@@ -669,8 +758,10 @@ static int u_change_then_fail(store_txn *t, void *argp, zbso_err *err)
     zbso_arm arm = {8, 9.0, 9.0, 9}, arm2 = {32, 1.0, 1.0, 1};
     int64_t n;
     make_job(&fresh, "r-new");
+    zbso_trial tr2 = make_trial(10, 8, ZBSO_TRIAL_MAB, ZBSO_TRIAL_DISPATCHED, 1.0);
     if ((rc = store_job_update(t, &j, err)) < 0 ||
-        (rc = store_trial_insert(t, "r", &tr, err)) < 0 ||
+        (rc = store_trial_insert(t, "r", &tr, "k1", err)) < 0 ||
+        (rc = store_trial_insert(t, "r", &tr2, "k-new", err)) < 0 ||
         (rc = store_trial_update(t, "r", &upd, err)) < 0 ||
         (rc = store_trials_fail_stale(t, "r", 1e9, 5.0, &n, err)) < 0 ||
         (rc = store_arm_put(t, "r", &arm, err)) < 0 ||
@@ -692,6 +783,9 @@ static void test_failed_unit_leaves_no_trace(void **state)
     zbso_arm arm = {8, 1.0, 2.0, 3};
     put(st, &j, tr, 2, &arm, 1);
     put(st, &j2, tr, 1, NULL, 0);
+    trial_arg keyed = {.id = "r", .trial = make_trial(3, 8, ZBSO_TRIAL_MAB,
+                                                     ZBSO_TRIAL_DISPATCHED, 3.0), .key = "k1"};
+    assert_int_equal(store_exec(st, u_trial_insert, &keyed, &err), 0);
     assert_int_equal(store_exec(st, u_change_then_fail, NULL, &err), ZBSO_ECONFLICT);
     assert_string_equal(err.msg, "deliberate failure after changes");
 
@@ -704,7 +798,13 @@ static void test_failed_unit_leaves_no_trace(void **state)
     assert_int_equal(store_exec(st, u_job_get, &g, &err), ZBSO_ENOTFOUND);
     int64_t got[LIST_MAX];
     size_t n = list(st, "r", (store_trial_query){0}, got);
-    assert_numbers(got, n, (int64_t[]){1, 2}, 2);
+    assert_numbers(got, n, (int64_t[]){1, 2, 3}, 3);
+    /* the key went back to trial 3, and the new key is gone */
+    trial_arg kq = {.id = "r", .key = "k1"};
+    assert_int_equal(store_exec(st, u_trial_by_key, &kq, &err), 0);
+    assert_int_equal(kq.trial.trial_number, 3);
+    kq.key = "k-new";
+    assert_int_equal(store_exec(st, u_trial_by_key, &kq, &err), ZBSO_ENOTFOUND);
     for (int i = 0; i < 2; i++) {
         trial_arg ta = {.id = "r", .n = i + 1};
         assert_int_equal(store_exec(st, u_trial_get, &ta, &err), 0);
@@ -784,7 +884,7 @@ static int u_read_tries_writes(store_txn *t, void *argp, zbso_err *err)
         case 0: a->rcs[i] = store_job_insert(t, &fresh, &e); break;
         case 1: a->rcs[i] = store_job_update(t, &j, &e); break;
         case 2: a->rcs[i] = store_job_delete(t, "ro", &e); break;
-        case 3: a->rcs[i] = store_trial_insert(t, "ro", &tr, &e); break;
+        case 3: a->rcs[i] = store_trial_insert(t, "ro", &tr, "k", &e); break;
         case 4: a->rcs[i] = store_trial_update(t, "ro", &upd, &e); break;
         case 5: a->rcs[i] = store_trials_fail_stale(t, "ro", 1e9, 5.0, &n, &e); break;
         default: a->rcs[i] = store_arm_put(t, "ro", &arm, &e); break;
@@ -795,6 +895,8 @@ static int u_read_tries_writes(store_txn *t, void *argp, zbso_err *err)
         return err_set(err, ZBSO_EINVAL, "trials_fail_stale left n_failed at %lld", (long long)n);
     if ((rc = store_job_get(t, "ro", false, &a->job, err)) < 0)
         return rc;
+    if ((rc = store_trial_by_key(t, "ro", "k", &tr, err)) != ZBSO_ENOTFOUND)
+        return err_set(err, ZBSO_EINVAL, "trial_by_key after a refused insert: %d", rc);
     return store_trial_get(t, "ro", 1, &a->trial, err);
 }
 
@@ -910,7 +1012,7 @@ static int u_conc(store_txn *t, void *argp, zbso_err *err)
     j.num_trials++;
     zbso_trial tr = make_trial(j.num_trials, 8 << (u->thread % 3), ZBSO_TRIAL_MAB,
                                ZBSO_TRIAL_DISPATCHED, (double)u->thread);
-    if ((rc = store_trial_insert(t, "conc", &tr, err)) < 0 ||
+    if ((rc = store_trial_insert(t, "conc", &tr, NULL, err)) < 0 ||
         (rc = store_job_update(t, &j, err)) < 0)
         return rc;
     if ((u->thread + u->i) % 3 == 0)
@@ -1167,7 +1269,7 @@ static void make_db_at(const store_backend *b, int to)
     zbso_err err = {0};
     sqlite3 *db = NULL;
     remove_db(g_path);
-    assert_int_equal(b->migrate_sql(0, to, sql_line, &buf, &err), 0);
+    assert_int_equal(store_migrate_sql(b, 0, to, sql_line, &buf, &err), 0);
     assert_int_equal(sqlite3_open(g_path, &db), SQLITE_OK);
     char *msg = NULL;
     int rc = sqlite3_exec(db, buf.text, NULL, NULL, &msg);
@@ -1181,15 +1283,15 @@ static void test_schema_versions(void **state)
     zbso_err err = {0};
     const store_backend *b = store_backend_for_url(g_url, &err);
     assert_non_null(b);
-    assert_int_equal(b->latest_schema_version, 3);
+    assert_int_equal(b->latest_schema_version, 4);
 
     store *st = open_fresh();
     int v = -1;
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 3);
-    assert_int_equal(b->migrate(st, 0, &err), 0);
-    assert_int_equal(b->migrate(st, 1, &err), ZBSO_ESCHEMA);
-    assert_int_equal(b->migrate(st, 4, &err), ZBSO_EINVAL);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 4);
+    assert_int_equal(store_migrate(st, 0, &err), 0);
+    assert_int_equal(store_migrate(st, 1, &err), ZBSO_ESCHEMA);
+    assert_int_equal(store_migrate(st, 5, &err), ZBSO_EINVAL);
     store_close(st);
 
     /* an older schema is refused, naming both versions and `zbso migrate` */
@@ -1200,12 +1302,12 @@ static void test_schema_versions(void **state)
     assert_null(st);
     assert_non_null(strstr(err.msg, "zbso migrate"));
     assert_non_null(strstr(err.msg, "version 1"));
-    assert_non_null(strstr(err.msg, "3"));
+    assert_non_null(strstr(err.msg, "4"));
     /* ... and upgraded with opt.migrate */
     opt.migrate = true;
     assert_int_equal(store_open(g_url, &opt, &st, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 3);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 4);
     zbso_job j;
     make_job(&j, "after-migrate");
     put(st, &j, NULL, 0, NULL, 0);
@@ -1214,24 +1316,25 @@ static void test_schema_versions(void **state)
     /* any_schema (zbso migrate) opens version 1 as it is; migrate then upgrades it */
     make_db_at(b, 1);
     assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 1);
-    assert_int_equal(b->migrate(st, 2, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_migrate(st, 2, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 2);
     store_close(st);
     /* a job stored at schema version 2 gets job version 1 from migration 3, the rest of
-     * it unchanged */
+     * it unchanged; its trial gains request_key (NULL: no key) from migration 4 */
     {
         zbso_rng rng;
-        char rng_text[96], sql[512];
+        char rng_text[96], sql[640];
         sqlite3 *db2 = NULL;
         rng_seed_u64(&rng, 7);
         rng_format(&rng, rng_text);
         snprintf(sql, sizeof sql,
                  "INSERT INTO jobs VALUES ('v2-job', 'v2', '8,16', 8, 0.5, NULL, 0.9, 1, 10, 2,"
-                 " 3, 0, 1, 2, 7, 300, 1, 'A40', 0, 8, NULL, 8, '%s', 4, 1.5)",
-                 rng_text);
+                 " 3, 0, 1, 2, 7, 300, 1, 'A40', 0, 8, NULL, 8, '%s', 4, 1.5);"
+                 "INSERT INTO trials VALUES ('v2-job', 4, 16, 2, 0, 100.5, 0, 100.5, NULL,"
+                 " NULL, NULL, 0, 0)", rng_text);
         assert_int_equal(sqlite3_open(g_path, &db2), SQLITE_OK);
         assert_int_equal(sqlite3_exec(db2, sql, NULL, NULL, NULL), SQLITE_OK);
         sqlite3_close(db2);
@@ -1239,26 +1342,36 @@ static void test_schema_versions(void **state)
         get_arg ga = {.id = "v2-job"};
         assert_int_equal(store_exec(st, u_job_get, &ga, &err), 0);
         const zbso_job got = ga.job;
-        assert_int_equal(got.version, 1);
+        assert_int_equal(got.revision, 1);
         assert_int_equal(got.num_trials, 4);
         assert_int_equal(got.spec.n_batch_sizes, 2);
         assert_int_equal(got.spec.mab_seed, 7);
         zbso_rng want;
         rng_seed_u64(&want, 7);
         assert_memory_equal(&got.rng, &want, sizeof want);
+        trial_arg ta = {.id = "v2-job", .n = 4};
+        assert_int_equal(store_exec(st, u_trial_get, &ta, &err), 0);
+        assert_int_equal(ta.trial.batch_size, 16);
+        assert_true(ta.trial.start_time == 100.5);
+        ta.key = "k";
+        assert_int_equal(store_exec(st, u_trial_by_key, &ta, &err), ZBSO_ENOTFOUND);
+        ta.trial = make_trial(5, 8, ZBSO_TRIAL_MAB, ZBSO_TRIAL_DISPATCHED, 101.0);
+        assert_int_equal(store_exec(st, u_trial_insert, &ta, &err), 0);
+        assert_int_equal(store_exec(st, u_trial_by_key, &ta, &err), 0);
+        assert_int_equal(ta.trial.trial_number, 5);
         store_close(st);
     }
     /* ... and an empty database stays empty until migrate(0) creates the latest schema */
     remove_db(g_path);
     assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 0);
-    assert_int_equal(b->migrate(st, 1, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
+    assert_int_equal(store_migrate(st, 1, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 1);
-    assert_int_equal(b->migrate(st, 0, &err), 0);
-    assert_int_equal(b->schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 3);
+    assert_int_equal(store_migrate(st, 0, &err), 0);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 4);
     put(st, &j, NULL, 0, NULL, 0);
     store_close(st);
 
@@ -1273,8 +1386,9 @@ static void test_schema_versions(void **state)
     assert_non_null(strstr(err.msg, "99"));
     assert_non_null(strstr(err.msg, "newer"));
     assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
-    assert_int_equal(b->migrate(st, 0, &err), ZBSO_ESCHEMA);
+    assert_int_equal(store_migrate(st, 0, &err), ZBSO_ESCHEMA);
     assert_non_null(strstr(err.msg, "99"));
+    assert_non_null(strstr(err.msg, "newer"));
     store_close(st);
 
     /* an empty database without create_if_empty is refused */
@@ -1289,7 +1403,7 @@ static void test_migrate_sql(void **state)
     zbso_err err = {0};
     const store_backend *b = store_backend_for_url(g_url, &err);
     sql_buf all = {.len = 0}, up = {.len = 0};
-    assert_int_equal(b->migrate_sql(0, 0, sql_line, &all, &err), 0);
+    assert_int_equal(store_migrate_sql(b, 0, 0, sql_line, &all, &err), 0);
     assert_non_null(strstr(all.text, "CREATE TABLE jobs"));
     assert_non_null(strstr(all.text, "CREATE TABLE trials"));
     assert_non_null(strstr(all.text, "CREATE TABLE arms"));
@@ -1297,13 +1411,21 @@ static void test_migrate_sql(void **state)
     assert_non_null(strstr(all.text, "PRAGMA user_version = 2;"));
     assert_non_null(strstr(all.text, "ADD COLUMN version"));
     assert_non_null(strstr(all.text, "PRAGMA user_version = 3;"));
+    assert_non_null(strstr(all.text, "ADD COLUMN request_key TEXT"));
+    assert_non_null(strstr(all.text, "PRAGMA user_version = 4;"));
     assert_int_equal(strncmp(all.text, "BEGIN;\n", 7), 0);
     assert_string_equal(all.text + all.len - 8, "COMMIT;\n");
-    assert_int_equal(b->migrate_sql(1, 2, sql_line, &up, &err), 0);
+    assert_int_equal(store_migrate_sql(b, 1, 2, sql_line, &up, &err), 0);
     assert_null(strstr(up.text, "CREATE TABLE"));
     assert_non_null(strstr(up.text, "CREATE INDEX"));
-    assert_int_equal(b->migrate_sql(2, 1, sql_line, &up, &err), ZBSO_EINVAL);
-    assert_int_equal(b->migrate_sql(0, 4, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_null(strstr(up.text, "request_key"));
+    sql_buf last = {.len = 0};
+    assert_int_equal(store_migrate_sql(b, 3, 0, sql_line, &last, &err), 0);
+    assert_string_equal(last.text, "BEGIN;\nALTER TABLE trials ADD COLUMN request_key TEXT;\n"
+                        "CREATE UNIQUE INDEX trials_by_request_key ON trials (job_id,"
+                        " request_key);\nPRAGMA user_version = 4;\nCOMMIT;\n");
+    assert_int_equal(store_migrate_sql(b, 2, 1, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate_sql(b, 0, 5, sql_line, &up, &err), ZBSO_EINVAL);
 }
 
 static void test_not_a_database(void **state)
@@ -1384,6 +1506,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_job_ids_and_delete_cascade),
         cmocka_unit_test(test_trials_ops_and_filters),
         cmocka_unit_test(test_trials_fail_stale),
+        cmocka_unit_test(test_request_keys),
         cmocka_unit_test(test_arms),
         cmocka_unit_test(test_failed_unit_leaves_no_trace),
         cmocka_unit_test(test_nested_exec_refused),

@@ -1,0 +1,743 @@
+/* pg_ops.c: the PostgreSQL backend's schema history and domain operations: the SQL of
+ * every step and statement, values as libpq text parameters, rows mapped to core
+ * structs, and the store_txn_ops run inside units of work. Knows nothing of connections,
+ * pools or reruns (pg_engine.c). Never writes a password into a message or a log line. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/pgInt.h"
+#include "util/log.h"
+
+/* Schema history. The version lives in the one row of zbso_schema (no such table: an
+ * empty database, version 0), written by the last statement of each step inside the
+ * step's transaction. Append only: a released step never changes.
+ * Encodings: stage 0 Pruning / 1 MAB; trial type 0 Exploration / 1 Concurrent / 2 MAB;
+ * status 0 Dispatched / 1 Succeeded / 2 Failed; beta_knob and mab_seed NULL when absent;
+ * mab_seed holds the uint64 seed's bits as a signed 64-bit integer; min_cost NULL until one
+ * is known; a NULL time/energy/metric is NaN; rng_state is rng_format()'s text. */
+static const char *const schema_v1[] = {
+    "CREATE TABLE jobs (\n"
+    "  job_id TEXT PRIMARY KEY,\n"
+    "  job_id_prefix TEXT NOT NULL,\n"
+    "  batch_sizes BIGINT[] NOT NULL,\n"
+    "  default_batch_size BIGINT NOT NULL,\n"
+    "  eta_knob DOUBLE PRECISION NOT NULL,\n"
+    "  beta_knob DOUBLE PRECISION,\n"
+    "  target_metric DOUBLE PRECISION NOT NULL,\n"
+    "  higher_is_better_metric BOOLEAN NOT NULL,\n"
+    "  max_epochs BIGINT NOT NULL,\n"
+    "  num_pruning_rounds BIGINT NOT NULL,\n"
+    "  window_size BIGINT NOT NULL,\n"
+    "  mab_prior_mean DOUBLE PRECISION NOT NULL,\n"
+    "  mab_prior_precision DOUBLE PRECISION NOT NULL,\n"
+    "  mab_num_explorations BIGINT NOT NULL,\n"
+    "  mab_seed BIGINT,\n"
+    "  max_power DOUBLE PRECISION NOT NULL,\n"
+    "  number_of_gpus BIGINT NOT NULL,\n"
+    "  gpu_model TEXT NOT NULL,\n"
+    "  stage INTEGER NOT NULL,\n"
+    "  exp_default_batch_size BIGINT NOT NULL,\n"
+    "  min_cost DOUBLE PRECISION,\n"
+    "  min_cost_batch_size BIGINT NOT NULL,\n"
+    "  rng_state TEXT NOT NULL,\n"
+    "  num_trials BIGINT NOT NULL,\n"
+    "  created_at DOUBLE PRECISION NOT NULL,\n"
+    "  version BIGINT NOT NULL\n"
+    ");",
+    "CREATE TABLE trials (\n"
+    "  job_id TEXT NOT NULL REFERENCES jobs (job_id) ON DELETE CASCADE,\n"
+    "  trial_number BIGINT NOT NULL,\n"
+    "  batch_size BIGINT NOT NULL,\n"
+    "  type INTEGER NOT NULL,\n"
+    "  status INTEGER NOT NULL,\n"
+    "  start_time DOUBLE PRECISION NOT NULL,\n"
+    "  end_time DOUBLE PRECISION NOT NULL,\n"
+    "  lease_renewed_at DOUBLE PRECISION NOT NULL,\n"
+    "  time DOUBLE PRECISION,\n"
+    "  energy DOUBLE PRECISION,\n"
+    "  metric DOUBLE PRECISION,\n"
+    "  epochs BIGINT NOT NULL,\n"
+    "  converged BOOLEAN NOT NULL,\n"
+    "  PRIMARY KEY (job_id, trial_number)\n"
+    ");",
+    "CREATE TABLE arms (\n"
+    "  job_id TEXT NOT NULL REFERENCES jobs (job_id) ON DELETE CASCADE,\n"
+    "  batch_size BIGINT NOT NULL,\n"
+    "  param_mean DOUBLE PRECISION NOT NULL,\n"
+    "  param_precision DOUBLE PRECISION NOT NULL,\n"
+    "  num_observations BIGINT NOT NULL,\n"
+    "  PRIMARY KEY (job_id, batch_size)\n"
+    ");",
+    "CREATE TABLE zbso_schema (version INTEGER NOT NULL);",
+    "INSERT INTO zbso_schema (version) VALUES (1);",
+    NULL,
+};
+
+/* Version 2: the indexes behind trials_list(batch_size) and trials_fail_stale. */
+static const char *const schema_v2[] = {
+    "CREATE INDEX trials_by_batch_size ON trials (job_id, batch_size, trial_number);",
+    "CREATE INDEX trials_by_status_lease ON trials (job_id, status, lease_renewed_at);",
+    "UPDATE zbso_schema SET version = 2;",
+    NULL,
+};
+
+/* Version 3: the idempotency key of the request that dispatched a trial (store.h
+ * trial_insert), at most one trial per (job, key); NULL for a trial dispatched without
+ * one and for every trial of an older version. */
+static const char *const schema_v3[] = {
+    "ALTER TABLE trials ADD COLUMN request_key TEXT;",
+    "CREATE UNIQUE INDEX trials_by_request_key ON trials (job_id, request_key);",
+    "UPDATE zbso_schema SET version = 3;",
+    NULL,
+};
+
+const char *const *const pg_schema_steps[PG_LATEST] = {schema_v1, schema_v2, schema_v3};
+
+#define JOB_COLS                                                                          \
+    "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
+    "target_metric, higher_is_better_metric, max_epochs, num_pruning_rounds, window_size, " \
+    "mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, max_power, "     \
+    "number_of_gpus, gpu_model, stage, exp_default_batch_size, min_cost, "                 \
+    "min_cost_batch_size, rng_state, num_trials, created_at, version"
+#define N_JOB_COLS 26
+#define TRIAL_COLS                                                                        \
+    "trial_number, batch_size, type, status, start_time, end_time, lease_renewed_at, "     \
+    "time, energy, metric, epochs, converged"
+#define N_TRIAL_COLS 12
+
+/* Trials filters: masks arrive as $2 (type) and $3 (status), LIMIT $4 keeps the newest
+ * rows (NULL: all), and the outer query puts them back in ascending order. */
+#define TRIALS_LIST_SQL(bs_cond)                                                          \
+    "SELECT " TRIAL_COLS " FROM (SELECT " TRIAL_COLS " FROM trials WHERE job_id = $1"      \
+    " AND (($2::bigint >> type) & 1) = 1 AND (($3::bigint >> status) & 1) = 1" bs_cond     \
+    " ORDER BY trial_number DESC LIMIT $4) AS newest ORDER BY trial_number"
+
+const pg_stmt pg_stmts[S_COUNT] = {
+    [S_JOB_GET] = {"SELECT " JOB_COLS " FROM jobs WHERE job_id = $1", 1},
+    [S_JOB_GET_LOCK] = {"SELECT " JOB_COLS " FROM jobs WHERE job_id = $1 FOR UPDATE", 1},
+    [S_JOB_INSERT] = {"INSERT INTO jobs (" JOB_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7,"
+                      " $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,"
+                      " $22, $23, $24, $25, $26) ON CONFLICT (job_id) DO NOTHING", N_JOB_COLS},
+    [S_JOB_UPDATE] = {"UPDATE jobs SET stage = $2, exp_default_batch_size = $3, min_cost = $4,"
+                      " min_cost_batch_size = $5, rng_state = $6, num_trials = $7,"
+                      " version = $8 WHERE job_id = $1", 8},
+    [S_JOB_DELETE] = {"DELETE FROM jobs WHERE job_id = $1", 1},
+    /* Byte order, as sqlite's BINARY collation lists them, whatever the database's. */
+    [S_JOB_IDS] = {"SELECT job_id FROM jobs ORDER BY job_id COLLATE \"C\"", 0},
+    [S_TRIAL_INSERT] = {"INSERT INTO trials (job_id, " TRIAL_COLS ", request_key) VALUES ($1,"
+                        " $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+                        " ON CONFLICT (job_id, trial_number) DO NOTHING", 2 + N_TRIAL_COLS},
+    [S_TRIAL_GET] = {"SELECT " TRIAL_COLS " FROM trials WHERE job_id = $1 AND trial_number = $2",
+                     2},
+    [S_TRIAL_BY_KEY] = {"SELECT " TRIAL_COLS " FROM trials WHERE job_id = $1"
+                        " AND request_key = $2", 2},
+    [S_TRIAL_UNKEY] = {"UPDATE trials SET request_key = NULL WHERE job_id = $1"
+                       " AND request_key = $2", 2},
+    [S_TRIAL_UPDATE] = {"UPDATE trials SET batch_size = $3, type = $4, status = $5,"
+                        " start_time = $6, end_time = $7, lease_renewed_at = $8, time = $9,"
+                        " energy = $10, metric = $11, epochs = $12, converged = $13"
+                        " WHERE job_id = $1 AND trial_number = $2", 1 + N_TRIAL_COLS},
+    [S_TRIALS_LIST] = {TRIALS_LIST_SQL(""), 4},
+    [S_TRIALS_LIST_BS] = {TRIALS_LIST_SQL(" AND batch_size = $5"), 5},
+    [S_TRIALS_FAIL_STALE] = {"UPDATE trials SET status = 2, end_time = $3 WHERE job_id = $1"
+                             " AND status = 0 AND lease_renewed_at < $2", 3},
+    [S_ARMS_GET] = {"SELECT batch_size, param_mean, param_precision, num_observations"
+                    " FROM arms WHERE job_id = $1 ORDER BY batch_size", 1},
+    [S_ARM_PUT] = {"INSERT INTO arms (job_id, batch_size, param_mean, param_precision,"
+                   " num_observations) VALUES ($1, $2, $3, $4, $5)"
+                   " ON CONFLICT (job_id, batch_size) DO UPDATE"
+                   " SET param_mean = excluded.param_mean,"
+                   " param_precision = excluded.param_precision,"
+                   " num_observations = excluded.num_observations", 5},
+};
+
+/* ---- values ---- */
+
+/* Text parameters of one statement: each slot is a value's text, or NULL for SQL NULL. */
+typedef struct params {
+    const char *v[N_JOB_COLS];
+    char num[N_JOB_COLS][32];
+} params;
+
+static void p_i64(params *p, int i, int64_t x)
+{
+    snprintf(p->num[i], sizeof p->num[i], "%lld", (long long)x);
+    p->v[i] = p->num[i];
+}
+
+/* NaN is SQL NULL; infinities are PostgreSQL's spellings; finite values round-trip
+ * exactly with 17 significant digits. */
+static void p_f64(params *p, int i, double x)
+{
+    if (isnan(x))
+        p->v[i] = NULL;
+    else if (isinf(x))
+        p->v[i] = x > 0 ? "Infinity" : "-Infinity";
+    else {
+        snprintf(p->num[i], sizeof p->num[i], "%.17g", x);
+        p->v[i] = p->num[i];
+    }
+}
+
+static void p_bool(params *p, int i, bool x)
+{
+    p->v[i] = x ? "true" : "false";
+}
+
+static bool r_null(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) != 0;
+}
+
+static int64_t r_i64(const PGresult *r, int row, int col)
+{
+    return strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+/* NULL reads as NaN. */
+static double r_f64(const PGresult *r, int row, int col)
+{
+    return r_null(r, row, col) ? NAN : strtod(PQgetvalue(r, row, col), NULL);
+}
+
+static bool r_bool(const PGresult *r, int row, int col)
+{
+    return PQgetvalue(r, row, col)[0] == 't';
+}
+
+static void r_text(const PGresult *r, int row, int col, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", PQgetvalue(r, row, col));
+}
+
+/* Rows a write changed (PQcmdTuples). */
+static int64_t changed(const PGresult *r)
+{
+    return strtoll(PQcmdTuples((PGresult *)r), NULL, 10);
+}
+
+static pg_txn *txn_of(store_txn *t)
+{
+    return (pg_txn *)t;
+}
+
+/* ---- jobs ---- */
+
+/* Fills p with the job's columns in JOB_COLS order ($1..$26); bs and rng hold the
+ * batch_sizes array literal and the rng text. */
+static void job_params(params *p, const zbso_job *job, char *bs, size_t bs_cap, char rng[96])
+{
+    const zbso_job_spec *sp = &job->spec;
+    size_t len = (size_t)snprintf(bs, bs_cap, "{");
+    for (size_t i = 0; i < sp->n_batch_sizes && i < ZBSO_MAX_BATCH_SIZES && len < bs_cap; i++)
+        len += (size_t)snprintf(bs + len, bs_cap - len, "%s%lld", i ? "," : "",
+                                (long long)sp->batch_sizes[i]);
+    if (len < bs_cap)
+        snprintf(bs + len, bs_cap - len, "}");
+    rng_format(&job->rng, rng);
+    p->v[0] = sp->job_id;
+    p->v[1] = sp->job_id_prefix;
+    p->v[2] = bs;
+    p_i64(p, 3, sp->default_batch_size);
+    p_f64(p, 4, sp->eta_knob);
+    if (sp->has_beta_knob)
+        p_f64(p, 5, sp->beta_knob);
+    else
+        p->v[5] = NULL;
+    p_f64(p, 6, sp->target_metric);
+    p_bool(p, 7, sp->higher_is_better_metric);
+    p_i64(p, 8, sp->max_epochs);
+    p_i64(p, 9, sp->num_pruning_rounds);
+    p_i64(p, 10, sp->window_size);
+    p_f64(p, 11, sp->mab_prior_mean);
+    p_f64(p, 12, sp->mab_prior_precision);
+    p_i64(p, 13, sp->mab_num_explorations);
+    if (sp->has_mab_seed) {
+        int64_t seed;
+        memcpy(&seed, &sp->mab_seed, sizeof seed);
+        p_i64(p, 14, seed);
+    } else {
+        p->v[14] = NULL;
+    }
+    p_f64(p, 15, sp->max_power);
+    p_i64(p, 16, sp->number_of_gpus);
+    p->v[17] = sp->gpu_model;
+    p_i64(p, 18, (int64_t)job->stage);
+    p_i64(p, 19, job->exp_default_batch_size);
+    if (job->has_min_cost)
+        p_f64(p, 20, job->min_cost);
+    else
+        p->v[20] = NULL;
+    p_i64(p, 21, job->min_cost_batch_size);
+    p->v[22] = rng;
+    p_i64(p, 23, job->num_trials);
+    p_f64(p, 24, job->created_at);
+    p_i64(p, 25, job->revision);
+}
+
+/* Reads a jobs row (JOB_COLS order). Returns 0, or ZBSO_ESTORE when batch_sizes or
+ * rng_state do not parse (the row was not written by this code). */
+static int r_job(const PGresult *r, zbso_job *job, zbso_err *err)
+{
+    zbso_job_spec *sp = &job->spec;
+    memset(job, 0, sizeof *job);
+    r_text(r, 0, 0, sp->job_id, sizeof sp->job_id);
+    r_text(r, 0, 1, sp->job_id_prefix, sizeof sp->job_id_prefix);
+    const char *bs = PQgetvalue(r, 0, 2), *p = bs;
+    if (*p == '{')
+        p++;
+    while (*p != '}' && *p != '\0') {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || (*end != ',' && *end != '}') || sp->n_batch_sizes == ZBSO_MAX_BATCH_SIZES)
+            return err_set(err, ZBSO_ESTORE, "postgresql: job \"%.300s\" has malformed"
+                           " batch_sizes \"%.100s\"", sp->job_id, bs);
+        sp->batch_sizes[sp->n_batch_sizes++] = v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    sp->default_batch_size = r_i64(r, 0, 3);
+    sp->eta_knob = r_f64(r, 0, 4);
+    sp->has_beta_knob = !r_null(r, 0, 5);
+    sp->beta_knob = sp->has_beta_knob ? r_f64(r, 0, 5) : 0.0;
+    sp->target_metric = r_f64(r, 0, 6);
+    sp->higher_is_better_metric = r_bool(r, 0, 7);
+    sp->max_epochs = r_i64(r, 0, 8);
+    sp->num_pruning_rounds = r_i64(r, 0, 9);
+    sp->window_size = r_i64(r, 0, 10);
+    sp->mab_prior_mean = r_f64(r, 0, 11);
+    sp->mab_prior_precision = r_f64(r, 0, 12);
+    sp->mab_num_explorations = r_i64(r, 0, 13);
+    sp->has_mab_seed = !r_null(r, 0, 14);
+    if (sp->has_mab_seed) {
+        int64_t seed = r_i64(r, 0, 14);
+        memcpy(&sp->mab_seed, &seed, sizeof seed);
+    }
+    sp->max_power = r_f64(r, 0, 15);
+    sp->number_of_gpus = r_i64(r, 0, 16);
+    r_text(r, 0, 17, sp->gpu_model, sizeof sp->gpu_model);
+    job->stage = r_i64(r, 0, 18) == ZBSO_STAGE_MAB ? ZBSO_STAGE_MAB : ZBSO_STAGE_PRUNING;
+    job->exp_default_batch_size = r_i64(r, 0, 19);
+    job->has_min_cost = !r_null(r, 0, 20);
+    job->min_cost = job->has_min_cost ? r_f64(r, 0, 20) : 0.0;
+    job->min_cost_batch_size = r_i64(r, 0, 21);
+    const char *rng = PQgetvalue(r, 0, 22);
+    if (rng_parse(&job->rng, rng) != 0)
+        return err_set(err, ZBSO_ESTORE, "postgresql: job \"%.300s\" has malformed rng_state"
+                       " \"%.100s\"", sp->job_id, rng);
+    job->num_trials = r_i64(r, 0, 23);
+    job->created_at = r_f64(r, 0, 24);
+    job->revision = r_i64(r, 0, 25);
+    return 0;
+}
+
+/* Loads a job; with for_update, SELECT ... FOR UPDATE: the row stays locked until the
+ * unit ends, and a unit that waited for the lock reads the row as its holder left it.
+ * A read unit reads its snapshot, which no lock would change (and a READ ONLY transaction
+ * may not take one). */
+static int q_job_get(store_txn *tb, const char *id, bool for_update, zbso_job *out,
+                     zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    const char *v[1] = {id};
+    PGresult *r = pg_run(t, for_update && !t->base.read_only ? S_JOB_GET_LOCK : S_JOB_GET, v,
+                      "job_get", id, err);
+    int rc;
+    if (r == NULL)
+        return t->first.code;
+    if (PQntuples(r) == 0) {
+        snprintf(t->missing_job, sizeof t->missing_job, "%s", id);
+        rc = err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", id);
+    } else {
+        rc = r_job(r, out, err);
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* ZBSO_ECONFLICT when the id exists. An existing row that this unit's job_get found
+ * missing was committed by another transaction meanwhile (two replicas registering one
+ * job at once): the unit is marked to run again, and then sees that row. */
+static int q_job_insert(store_txn *tb, const zbso_job *job, zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    params p;
+    char bs[ZBSO_MAX_BATCH_SIZES * 21 + 3], rng[96];
+    job_params(&p, job, bs, sizeof bs, rng);
+    PGresult *r = pg_run(t, S_JOB_INSERT, p.v, "job_insert", job->spec.job_id, err);
+    if (r == NULL)
+        return t->first.code;
+    int64_t n = changed(r);
+    PQclear(r);
+    if (n == 1)
+        return 0;
+    if (strcmp(t->missing_job, job->spec.job_id) == 0)
+        t->retry = true;
+    return err_set(err, ZBSO_ECONFLICT, "job \"%.300s\" already exists", job->spec.job_id);
+}
+
+/* Writes the mutable columns; ZBSO_ENOTFOUND when no row has the id. */
+static int q_job_update(store_txn *tb, const zbso_job *job, zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    params p;
+    char rng[96];
+    rng_format(&job->rng, rng);
+    p.v[0] = job->spec.job_id;
+    p_i64(&p, 1, (int64_t)job->stage);
+    p_i64(&p, 2, job->exp_default_batch_size);
+    if (job->has_min_cost)
+        p_f64(&p, 3, job->min_cost);
+    else
+        p.v[3] = NULL;
+    p_i64(&p, 4, job->min_cost_batch_size);
+    p.v[5] = rng;
+    p_i64(&p, 6, job->num_trials);
+    p_i64(&p, 7, job->revision);
+    PGresult *r = pg_run(t, S_JOB_UPDATE, p.v, "job_update", job->spec.job_id, err);
+    if (r == NULL)
+        return t->first.code;
+    int64_t n = changed(r);
+    PQclear(r);
+    return n == 0 ? err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", job->spec.job_id)
+                  : 0;
+}
+
+/* Deletes the job; its trials and arms go with it (ON DELETE CASCADE). */
+static int q_job_delete(store_txn *tb, const char *id, zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    const char *v[1] = {id};
+    PGresult *r = pg_run(t, S_JOB_DELETE, v, "job_delete", id, err);
+    if (r == NULL)
+        return t->first.code;
+    int64_t n = changed(r);
+    PQclear(r);
+    return n == 0 ? err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", id) : 0;
+}
+
+static int q_job_ids(store_txn *tb, int (*fn)(void *ctx, const char *job_id), void *ctx,
+                     zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    PGresult *r = pg_run(t, S_JOB_IDS, NULL, "job_ids", NULL, err);
+    int rc = 0;
+    if (r == NULL)
+        return t->first.code;
+    for (int i = 0, n = PQntuples(r); i < n && rc == 0; i++)
+        rc = fn(ctx, PQgetvalue(r, i, 0));
+    PQclear(r);
+    return rc;
+}
+
+/* ---- trials ---- */
+
+/* Fills p with job_id as $1 and the trial's columns as $2..$13 in TRIAL_COLS order. */
+static void trial_params(params *p, const char *job_id, const zbso_trial *tr)
+{
+    p->v[0] = job_id;
+    p_i64(p, 1, tr->trial_number);
+    p_i64(p, 2, tr->batch_size);
+    p_i64(p, 3, (int64_t)tr->type);
+    p_i64(p, 4, (int64_t)tr->status);
+    p_f64(p, 5, tr->start_time);
+    p_f64(p, 6, tr->end_time);
+    p_f64(p, 7, tr->lease_renewed_at);
+    p_f64(p, 8, tr->time);
+    p_f64(p, 9, tr->energy);
+    p_f64(p, 10, tr->metric);
+    p_i64(p, 11, tr->epochs);
+    p_bool(p, 12, tr->converged);
+}
+
+static void r_trial(const PGresult *r, int row, zbso_trial *tr)
+{
+    tr->trial_number = r_i64(r, row, 0);
+    tr->batch_size = r_i64(r, row, 1);
+    tr->type = (zbso_trial_type)r_i64(r, row, 2);
+    tr->status = (zbso_trial_status)r_i64(r, row, 3);
+    tr->start_time = r_f64(r, row, 4);
+    tr->end_time = r_f64(r, row, 5);
+    tr->lease_renewed_at = r_f64(r, row, 6);
+    tr->time = r_f64(r, row, 7);
+    tr->energy = r_f64(r, row, 8);
+    tr->metric = r_f64(r, row, 9);
+    tr->epochs = r_i64(r, row, 10);
+    tr->converged = r_bool(r, row, 11);
+}
+
+/* ZBSO_ECONFLICT when the trial number is taken, ZBSO_ENOTFOUND without the job. A key
+ * first leaves the trial that held it (the unique index allows one), then goes with the
+ * new row; the job's row lock orders units that dispatch for one job. */
+static int q_trial_insert(store_txn *tb, const char *id, const zbso_trial *trial,
+                          const char *key, zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    params p;
+    PGresult *r;
+    if (key != NULL) {
+        const char *v[2] = {id, key};
+        if ((r = pg_run(t, S_TRIAL_UNKEY, v, "trial_insert", id, err)) == NULL)
+            return t->first.code;
+        PQclear(r);
+    }
+    trial_params(&p, id, trial);
+    p.v[N_TRIAL_COLS + 1] = key;
+    r = pg_run(t, S_TRIAL_INSERT, p.v, "trial_insert", id, err);
+    if (r == NULL) {
+        if (t->first.code == ZBSO_ENOTFOUND)
+            return err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", id);
+        return t->first.code;
+    }
+    int64_t n = changed(r);
+    PQclear(r);
+    return n == 1 ? 0 : err_set(err, ZBSO_ECONFLICT, "trial %lld of job \"%.300s\" already"
+                                " exists", (long long)trial->trial_number, id);
+}
+
+static int q_trial_get(store_txn *tb, const char *id, int64_t n, zbso_trial *out,
+                       zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    params p;
+    p.v[0] = id;
+    p_i64(&p, 1, n);
+    PGresult *r = pg_run(t, S_TRIAL_GET, p.v, "trial_get", id, err);
+    int rc = 0;
+    if (r == NULL)
+        return t->first.code;
+    if (PQntuples(r) == 0)
+        rc = err_set(err, ZBSO_ENOTFOUND, "trial %lld of job \"%.300s\" not found",
+                     (long long)n, id);
+    else
+        r_trial(r, 0, out);
+    PQclear(r);
+    return rc;
+}
+
+static int q_trial_by_key(store_txn *tb, const char *id, const char *key, zbso_trial *out,
+                          zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    const char *v[2] = {id, key};
+    PGresult *r = pg_run(t, S_TRIAL_BY_KEY, v, "trial_by_key", id, err);
+    int rc = 0;
+    if (r == NULL)
+        return t->first.code;
+    if (PQntuples(r) == 0)
+        rc = err_set(err, ZBSO_ENOTFOUND, "the trial of a request key of job \"%.300s\" not"
+                     " found", id);
+    else
+        r_trial(r, 0, out);
+    PQclear(r);
+    return rc;
+}
+
+static int q_trial_update(store_txn *tb, const char *id, const zbso_trial *trial,
+                          zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    params p;
+    trial_params(&p, id, trial);
+    PGresult *r = pg_run(t, S_TRIAL_UPDATE, p.v, "trial_update", id, err);
+    if (r == NULL)
+        return t->first.code;
+    int64_t n = changed(r);
+    PQclear(r);
+    return n == 0 ? err_set(err, ZBSO_ENOTFOUND, "trial %lld of job \"%.300s\" not found",
+                            (long long)trial->trial_number, id)
+                  : 0;
+}
+
+/* The rows are all fetched before fn runs, so fn may use any operation of the unit. */
+static int q_trials_list(store_txn *tb, const char *id, const store_trial_query *q,
+                         store_trial_fn fn, void *ctx, zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    params p;
+    zbso_trial tr;
+    int rc = 0;
+    p.v[0] = id;
+    p_i64(&p, 1, q->type_mask ? (int64_t)q->type_mask : (int64_t)UINT32_MAX);
+    p_i64(&p, 2, q->status_mask ? (int64_t)q->status_mask : (int64_t)UINT32_MAX);
+    if (q->last_n > 0)
+        p_i64(&p, 3, q->last_n);
+    else
+        p.v[3] = NULL;
+    if (q->batch_size != 0)
+        p_i64(&p, 4, q->batch_size);
+    PGresult *r = pg_run(t, q->batch_size != 0 ? S_TRIALS_LIST_BS : S_TRIALS_LIST, p.v,
+                      "trials_list", id, err);
+    if (r == NULL)
+        return t->first.code;
+    for (int i = 0, n = PQntuples(r); i < n && rc == 0; i++) {
+        r_trial(r, i, &tr);
+        rc = fn(ctx, &tr);
+    }
+    PQclear(r);
+    return rc;
+}
+
+static int q_trials_fail_stale(store_txn *tb, const char *id, double cutoff, double now,
+                               int64_t *n_failed, zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    params p;
+    int64_t n = 0;
+    int rc = 0;
+    p.v[0] = id;
+    p_f64(&p, 1, cutoff);
+    p_f64(&p, 2, now);
+    PGresult *r = pg_run(t, S_TRIALS_FAIL_STALE, p.v, "trials_fail_stale", id, err);
+    if (r == NULL) {
+        rc = t->first.code;
+    } else {
+        n = changed(r);
+        PQclear(r);
+    }
+    if (n_failed != NULL)
+        *n_failed = n;
+    return rc;
+}
+
+/* ---- arms ---- */
+
+static int q_arms_get(store_txn *tb, const char *id, zbso_arm *out, size_t cap,
+                      size_t *n_out, zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    const char *v[1] = {id};
+    int rc = 0;
+    *n_out = 0;
+    PGresult *r = pg_run(t, S_ARMS_GET, v, "arms_get", id, err);
+    if (r == NULL)
+        return t->first.code;
+    size_t n = (size_t)PQntuples(r);
+    if (n > cap) {
+        rc = err_set(err, ZBSO_EINVAL, "job \"%.300s\" has more than the %zu arms asked for",
+                     id, cap);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        out[i].batch_size = r_i64(r, (int)i, 0);
+        out[i].param_mean = r_f64(r, (int)i, 1);
+        out[i].param_precision = r_f64(r, (int)i, 2);
+        out[i].num_observations = r_i64(r, (int)i, 3);
+    }
+    *n_out = n;
+out:
+    PQclear(r);
+    return rc;
+}
+
+static int q_arm_put(store_txn *tb, const char *id, const zbso_arm *arm, zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    params p;
+    p.v[0] = id;
+    p_i64(&p, 1, arm->batch_size);
+    p_f64(&p, 2, arm->param_mean);
+    p_f64(&p, 3, arm->param_precision);
+    p_i64(&p, 4, arm->num_observations);
+    PGresult *r = pg_run(t, S_ARM_PUT, p.v, "arm_put", id, err);
+    if (r == NULL) {
+        if (t->first.code == ZBSO_ENOTFOUND)
+            return err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", id);
+        return t->first.code;
+    }
+    PQclear(r);
+    return 0;
+}
+
+const store_txn_ops pg_ops = {
+    .job_get = q_job_get,
+    .job_insert = q_job_insert,
+    .job_update = q_job_update,
+    .job_delete = q_job_delete,
+    .job_ids = q_job_ids,
+    .trial_insert = q_trial_insert,
+    .trial_get = q_trial_get,
+    .trial_by_key = q_trial_by_key,
+    .trial_update = q_trial_update,
+    .trials_list = q_trials_list,
+    .trials_fail_stale = q_trials_fail_stale,
+    .arms_get = q_arms_get,
+    .arm_put = q_arm_put,
+};
+
+/* ---- schema ---- */
+
+/* Reads the schema version (0 when there is no zbso_schema table) and how many tables the
+ * current schema holds. Returns 0 or the translated failure. */
+static int read_version(pg_txn *t, int *version, int64_t *n_tables, zbso_err *err)
+{
+    PGresult *r;
+    const char *probe = "SELECT to_regclass('zbso_schema') IS NOT NULL, (SELECT count(*)"
+                        " FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n"
+                        " ON n.oid = c.relnamespace WHERE n.nspname = current_schema()"
+                        " AND c.relkind IN ('r', 'p', 'v', 'm', 'f'))";
+    if (t->st->echo_sql)
+        log_info("sql: %s", probe);
+    r = PQexec(t->c->db, probe);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+        int rc = pg_txn_fail(t, r, "reading the schema version", NULL, err);
+        PQclear(r);
+        return rc;
+    }
+    bool has_table = r_bool(r, 0, 0);
+    *n_tables = r_i64(r, 0, 1);
+    *version = 0;
+    PQclear(r);
+    if (!has_table)
+        return 0;
+    const char *sql = "SELECT max(version) FROM zbso_schema";
+    if (t->st->echo_sql)
+        log_info("sql: %s", sql);
+    r = PQexec(t->c->db, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+        int rc = pg_txn_fail(t, r, "reading the schema version", NULL, err);
+        PQclear(r);
+        return rc;
+    }
+    *version = r_null(r, 0, 0) ? 0 : (int)r_i64(r, 0, 0);
+    PQclear(r);
+    return 0;
+}
+
+/* Under the schema lock, replicas starting together on an empty database create the
+ * schema once: the others then find it made. */
+int pg_schema_unit(store_txn *tb, void *argp, zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    pg_schema_arg *a = argp;
+    int64_t n_tables = 0;
+    int version = 0, to = 0, rc;
+    if ((rc = pg_run_simple(t, PG_SCHEMA_LOCK_SQL, "taking the schema lock", err)) < 0)
+        return rc;
+    if ((rc = read_version(t, &version, &n_tables, err)) < 0)
+        return rc;
+    if ((rc = a->plan(a->ctx, version, n_tables > 0, &to, err)) < 0)
+        return rc;
+    if (to != version && (to < version || to > PG_LATEST))
+        return err_set(err, ZBSO_EINTERNAL, "%s: no way from schema version %d to %d",
+                       t->st->shown, version, to);
+    for (int v = version + 1; v <= to; v++) {
+        for (const char *const *sql = pg_schema_steps[v - 1]; *sql != NULL; sql++) {
+            char what[64];
+            snprintf(what, sizeof what, "migration to schema version %d", v);
+            if ((rc = pg_run_simple(t, *sql, what, err)) < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* A write statement that changes nothing: PostgreSQL still refuses it in a read-only
+ * transaction (a hot standby, default_transaction_read_only), and running it needs a
+ * live connection. */
+int pg_write_probe_unit(store_txn *tb, void *arg, zbso_err *err)
+{
+    return pg_run_simple(txn_of(tb), "UPDATE zbso_schema SET version = version WHERE false",
+                         "the write probe", err);
+}
