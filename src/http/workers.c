@@ -13,13 +13,20 @@
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "http/workers.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "util/clock.h"
+
+/* How many nice steps workers run below the process (the event loop). */
+#define WORKER_NICE 5
 
 struct http_workers {
     pthread_mutex_t mu;
@@ -36,6 +43,13 @@ static void *worker_main(void *arg)
 {
     http_workers *w = arg;
     pthread_setname_np(pthread_self(), "zbso-worker");
+    /* Workers yield to the event loop, which every request passes through twice: a worker
+     * is one of many, the loop only one. Lowering one's own priority needs no privilege. */
+    id_t tid = (id_t)syscall(SYS_gettid);
+    errno = 0;
+    int nice_now = getpriority(PRIO_PROCESS, tid);
+    if (errno == 0)
+        (void)setpriority(PRIO_PROCESS, tid, nice_now + WORKER_NICE);
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (!w->head && !w->stop)
