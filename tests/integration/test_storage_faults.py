@@ -324,6 +324,13 @@ class DeletedDatabase(unittest.TestCase):
         self.assertEqual(len(load.errors), load.threads, load.errors)
         h = srv.request("GET", "/healthz")
         self.assertEqual(h.status, 503, h)
+        # The acknowledged changes lived only in the deleted files until the writer has
+        # written the database back (milliseconds after it noticed); a SIGKILL before that
+        # loses them with the process, which nothing can prevent. Kill only after it.
+        deadline = time.monotonic() + 20
+        while "written back" not in srv.log_tail(10 ** 7):
+            self.assertLess(time.monotonic(), deadline, srv.log_tail(3000))
+            time.sleep(0.02)
         restart()
         log = srv.log_tail(20000)
         self.assertIn("deleted", log)
