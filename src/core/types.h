@@ -71,6 +71,11 @@ typedef struct zbso_job {
      * which lets a test replay them serially. Stored in the jobs table's column
      * "version". */
     int64_t revision;
+    /* Unix seconds of the job's last change: created_at at first, then the time of every
+     * unit of work that changes the job (the service sets it with the revision). A
+     * continuing report that writes nothing leaves it: it is as fresh as the lease
+     * renewals (ZBSO_LEASE_RENEW_S). Stored in the jobs table's column "updated_at". */
+    double updated_at;
 } zbso_job;
 
 /* One run of a job. The job id is not repeated here: it is the key the caller holds. */
@@ -89,6 +94,16 @@ typedef struct zbso_trial {
     int64_t epochs;                       /* current_epoch of the final report */
     bool converged;
 } zbso_trial;
+
+/* One point of a trial's learning curve: one report (POST /report) as the server received
+ * it (SPEC §5, docs/DESIGN.md "Curve points"). A trial has at most one point per epoch. */
+typedef struct zbso_curve_point {
+    int64_t epoch;                        /* the report's current_epoch */
+    double time;                          /* s, cumulative */
+    double energy;                        /* J, cumulative */
+    double metric;
+    double received_at;                   /* unix seconds */
+} zbso_curve_point;
 
 /* A Gaussian Thompson sampling arm (one per surviving batch size in MAB stage). */
 typedef struct zbso_arm {

@@ -25,7 +25,27 @@ typedef struct store_trial_query {
     unsigned status_mask;   /* bit (1u << zbso_trial_status); 0 means every status */
     int64_t batch_size;     /* 0: any batch size */
     int64_t last_n;         /* > 0: only the last n matching rows (still ascending) */
+    int64_t after;          /* > 0: only trials numbered above this (a page's cursor) */
+    int64_t limit;          /* > 0: at most this many rows, the first ones (after last_n) */
 } store_trial_query;
+
+/* Filter for jobs_list. Rows come in ascending job id order (bytewise, as memcmp). */
+typedef struct store_job_query {
+    const char *prefix;     /* NULL or "": every job; else job ids that begin with it */
+    const char *after;      /* NULL or "": from the first; else job ids above it (cursor) */
+    int64_t limit;          /* > 0: at most this many rows */
+} store_job_query;
+
+/* Counts for /metrics (store_txn_ops.counts). */
+typedef struct store_counts {
+    int64_t jobs;
+    int64_t trials[3][3];   /* [zbso_trial_type][zbso_trial_status] */
+} store_counts;
+
+/* Called once per job by store_jobs_list, per point by store_reports_list; a non-zero
+ * return stops the listing and is returned. */
+typedef int (*store_job_fn)(void *ctx, const zbso_job *job);
+typedef int (*store_point_fn)(void *ctx, const zbso_curve_point *point);
 
 /* Called once per row by store_trials_list; a non-zero return stops the listing and is
  * returned by store_trials_list. */
@@ -78,6 +98,22 @@ typedef struct store_txn_ops {
                     size_t *n_out, zbso_err *err);
     /* Inserts or replaces the arm of arm->batch_size. */
     int (*arm_put)(store_txn *t, const char *job_id, const zbso_arm *arm, zbso_err *err);
+
+    /* ---- inspection (SPEC §5) and curve points ---- */
+    /* Calls fn for each job matching q, ascending by job id. */
+    int (*jobs_list)(store_txn *t, const store_job_query *q, store_job_fn fn, void *ctx,
+                     zbso_err *err);
+    /* Stores points[0..n-1] of trial (job_id, trial_number): a point replaces the stored
+     * point of its epoch unless that one was received later. Points of a trial or job
+     * that does not exist (deleted meanwhile) are dropped without an error. */
+    int (*reports_put)(store_txn *t, const char *job_id, int64_t trial_number,
+                       const zbso_curve_point *points, size_t n, zbso_err *err);
+    /* Calls fn for each stored point of the trial, ascending by epoch (none for an
+     * unknown trial). */
+    int (*reports_list)(store_txn *t, const char *job_id, int64_t trial_number,
+                        store_point_fn fn, void *ctx, zbso_err *err);
+    /* Fills *out with the number of jobs and of trials by type and status. */
+    int (*counts)(store_txn *t, store_counts *out, zbso_err *err);
 } store_txn_ops;
 
 struct store_txn {
@@ -101,6 +137,9 @@ typedef struct store_options {
      * upgrading or refusing it, so that store_migrate can then take it to a version.
      * Overrides create_if_empty and migrate; a foreign database is still refused. */
     bool any_schema;
+    /* Drop curve points instead of storing them (store_report_add does nothing): for the
+     * simulator's memory:// stores, whose points nobody reads. */
+    bool discard_curves;
 } store_options;
 
 /* Chooses the schema version to take a database to (store.c's policy). A backend's
@@ -181,6 +220,26 @@ int store_exec(store *st, store_work_fn fn, void *arg, zbso_err *err);
 /* Runs fn as a read-only unit of work (store_backend.exec_read). */
 int store_exec_read(store *st, store_work_fn fn, void *arg, zbso_err *err);
 
+/* ---- curve points (docs/DESIGN.md "Curve points") ----
+ * A continuing report writes nothing else, so its point is not worth a unit of work of
+ * its own: store_report_add copies it into st's buffer and returns at once; a flusher
+ * thread writes the buffer in one unit (reports_put) when it holds STORE_CURVE_BATCH
+ * points or its oldest point is STORE_CURVE_DELAY_S old, and store_close writes what is
+ * left. A crash loses at most the buffered points, never a decision: the final report of a
+ * trial is stored by the unit that ends it. A full buffer (STORE_CURVE_MAX points, a
+ * database that cannot take the writes) drops the new point and counts it. */
+#define STORE_CURVE_BATCH 1024
+#define STORE_CURVE_DELAY_S 0.25
+#define STORE_CURVE_MAX 65536
+void store_report_add(store *st, const char *job_id, int64_t trial_number,
+                      const zbso_curve_point *point);
+/* Writes every buffered point now, in the calling thread; returns 0 or the unit's error
+ * (the points stay buffered then). For tests and tools. */
+int store_report_flush(store *st, zbso_err *err);
+/* Counts since store_open, for /metrics: points written, dropped (buffer full or their
+ * unit failed for good), and buffered now. Any pointer may be NULL. */
+void store_curve_stats(store *st, uint64_t *written, uint64_t *dropped, uint64_t *buffered);
+
 /* Whether st can take writes now (store_backend.health): 0, or ZBSO_EUNAVAIL with err
  * naming the cause. For /healthz; store_open checks it too. */
 int store_health(store *st, zbso_err *err);
@@ -256,5 +315,19 @@ static inline int store_arms_get(store_txn *t, const char *id, zbso_arm *o, size
 { return t->ops->arms_get(t, id, o, cap, n, e); }
 static inline int store_arm_put(store_txn *t, const char *id, const zbso_arm *a, zbso_err *e)
 { return t->read_only ? store_write_refused("arm_put", e) : t->ops->arm_put(t, id, a, e); }
+static inline int store_jobs_list(store_txn *t, const store_job_query *q, store_job_fn fn,
+                                  void *ctx, zbso_err *e)
+{ return t->ops->jobs_list(t, q, fn, ctx, e); }
+static inline int store_reports_put(store_txn *t, const char *id, int64_t n,
+                                    const zbso_curve_point *p, size_t np, zbso_err *e)
+{
+    return t->read_only ? store_write_refused("reports_put", e)
+                        : t->ops->reports_put(t, id, n, p, np, e);
+}
+static inline int store_reports_list(store_txn *t, const char *id, int64_t n,
+                                     store_point_fn fn, void *ctx, zbso_err *e)
+{ return t->ops->reports_list(t, id, n, fn, ctx, e); }
+static inline int store_counts_get(store_txn *t, store_counts *o, zbso_err *e)
+{ return t->ops->counts(t, o, e); }
 
 #endif
