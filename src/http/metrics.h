@@ -20,8 +20,9 @@
 typedef struct http_metrics http_metrics;
 
 /* Creates the registry for the route table routes[0..n_routes-1] (http_route_at(0),
- * http_route_count()), which must outlive it. version is the build's (zbso_build_info), copied; per_job turns on the
- * per-job series (--metrics-per-job). Returns 0, or ZBSO_ENOMEM with err set. */
+ * http_route_count()), which must outlive it. version is the build's (zbso_build_info),
+ * copied; per_job turns on the per-job series (--metrics-per-job). Returns 0, or
+ * ZBSO_ENOMEM with err set. */
 int http_metrics_new(const http_route *routes, size_t n_routes, const char *version,
                      bool per_job, http_metrics **out, zbso_err *err);
 
