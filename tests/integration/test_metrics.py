@@ -11,6 +11,7 @@ import math
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 import unittest
 import urllib.parse
@@ -270,6 +271,30 @@ class CountersTest(MetricsCase):
             self.assertGreater(reruns, 0)
         else:
             self.assertEqual(reruns, 0)
+
+
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+
+
+class ReadmeTest(unittest.TestCase):
+    def test_scrape_config_example_is_valid(self):
+        # The README's scrape config, with its token file made real.
+        with open(README, encoding="utf-8") as f:
+            text = f.read()
+        section = text[text.index("\n## Metrics\n"):]
+        start = section.index("```yaml\n") + len("```yaml\n")
+        config = section[start:section.index("```", start)]
+        self.assertIn("credentials_file: /etc/prometheus/zbso-token", config)
+        with tempfile.TemporaryDirectory(prefix="zbso-prom-") as tmp:
+            token = os.path.join(tmp, "zbso-token")
+            with open(token, "w", encoding="utf-8") as f:
+                f.write(TOKEN)
+            path = os.path.join(tmp, "prometheus.yml")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(config.replace("/etc/prometheus/zbso-token", token))
+            r = subprocess.run([promtool(), "check", "config", path], capture_output=True,
+                               text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
 
 class TokenTest(MetricsCase):
