@@ -273,6 +273,44 @@ class CountersTest(MetricsCase):
             self.assertEqual(reruns, 0)
 
 
+class OutageTest(MetricsCase):
+    def pgctl(self, *args):
+        r = subprocess.run([os.environ["ZBSO_PG_CTL"], *args], capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, f"pgctl {args}: {r.stdout}{r.stderr}")
+
+    def test_scrape_while_the_database_is_down(self):
+        # The scrape still answers without its database: zbso_store_readable 0, no
+        # zbso_jobs or zbso_trials, everything else as before (PostgreSQL stopped). A SQLite
+        # file is always readable to the process that has it open.
+        srv = self.start()
+        self.post(srv, "/jobs", job_spec(job_id="itest-down"), 201)
+        m = self.scrape(srv)
+        self.assertEqual((m.get("zbso_store_readable"), m.get("zbso_jobs")), (1, 1))
+        if BACKEND != "postgresql":
+            return
+        self.pgctl("stop")
+        down = [True]
+        self.addCleanup(lambda: down[0] and self.pgctl("start"))
+        m = self.scrape(srv)
+        promtool_check(self, m.text)
+        self.assertEqual(m.get("zbso_store_readable"), 0)
+        self.assertNotIn(("zbso_jobs", frozenset()), m.samples)
+        self.assertFalse(m.series("zbso_trials"))
+        self.assertEqual(m.get("zbso_http_requests_total", route="/jobs", method="POST",
+                               code="201"), 1)
+        self.assertGreater(m.get("process_resident_memory_bytes"), 0)
+        self.pgctl("start")
+        down[0] = False
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            m = self.scrape(srv)
+            if m.get("zbso_store_readable") == 1:
+                break
+            time.sleep(0.2)
+        self.assertEqual((m.get("zbso_store_readable"), m.get("zbso_jobs")), (1, 1))
+
+
 README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
 
 
