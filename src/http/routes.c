@@ -392,18 +392,18 @@ static void openapi_get(const http_ctx *ctx, struct MHD_Connection *c, const cha
 /* Every route; a path listed twice serves two methods and shares one Allow value. Paths
  * with parameters are http_path_pattern's patterns. */
 static const http_route routes[] = {
-    {"GET", "/jobs", "GET, POST, DELETE", false, false, jobs_get},
-    {"POST", "/jobs", "GET, POST, DELETE", true, false, jobs_post},
-    {"DELETE", "/jobs", "GET, POST, DELETE", false, false, jobs_delete},
-    {"GET", "/jobs/batch_size", "GET", false, false, batch_size_get},
-    {"POST", "/report", "POST", true, false, report_post},
-    {"PATCH", "/trials", "PATCH", true, false, trials_patch},
-    {"GET", "/healthz", "GET", false, true, healthz_get},
-    {"GET", PAT_JOB, "GET", false, false, job_get},
-    {"GET", PAT_TRIALS, "GET", false, false, trials_get},
-    {"GET", PAT_TRIAL, "GET", false, false, trial_get},
-    {"GET", "/openapi.json", "GET", false, false, openapi_get},
-    {"GET", "/metrics", "GET", false, false, http_metrics_get},
+    {"GET", "/jobs", "GET, POST, DELETE", false, false, jobs_get, true},
+    {"POST", "/jobs", "GET, POST, DELETE", true, false, jobs_post, false},
+    {"DELETE", "/jobs", "GET, POST, DELETE", false, false, jobs_delete, false},
+    {"GET", "/jobs/batch_size", "GET", false, false, batch_size_get, false},
+    {"POST", "/report", "POST", true, false, report_post, false},
+    {"PATCH", "/trials", "PATCH", true, false, trials_patch, false},
+    {"GET", "/healthz", "GET", false, true, healthz_get, false},
+    {"GET", PAT_JOB, "GET", false, false, job_get, true},
+    {"GET", PAT_TRIALS, "GET", false, false, trials_get, true},
+    {"GET", PAT_TRIAL, "GET", false, false, trial_get, true},
+    {"GET", "/openapi.json", "GET", false, false, openapi_get, true},
+    {"GET", "/metrics", "GET", false, false, http_metrics_get, true},
 };
 
 /* Whether s ends with the n bytes of suffix, with something before them. */
