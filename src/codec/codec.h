@@ -68,6 +68,16 @@ int codec_report_response_parse(const char *buf, size_t len, zbso_report_respons
  * read back bit for bit. This is both the CreatedJob answer and the client's request. */
 char *codec_job_spec_dump(const zbso_job_spec *s, size_t *len);
 
+/* For documents that hold a spec (src/inspect): the spec of codec_job_spec_dump as a
+ * jansson value (a new reference), or NULL when memory runs out. */
+struct json_t;
+struct json_t *codec_job_spec_json(const zbso_job_spec *s);
+
+/* Writes v (consumed: its reference is released; NULL gives NULL) as compact JSON text
+ * with doubles of 17 significant digits, as every emitter here does. NULL when memory
+ * runs out or v holds a value JSON cannot write. */
+char *codec_json_text(struct json_t *v, size_t *len);
+
 /* {"job_id","batch_size","trial_number"}. */
 char *codec_trial_id_dump(const zbso_trial_id *t, size_t *len);
 

@@ -473,7 +473,7 @@ static char *finish(json_t *obj, bool ok, size_t *len)
     return text;
 }
 
-char *codec_job_spec_dump(const zbso_job_spec *s, size_t *len)
+struct json_t *codec_job_spec_json(const zbso_job_spec *s)
 {
     json_t *o = json_object(), *bs = json_array();
     bool ok = o && bs;
@@ -505,7 +505,22 @@ char *codec_job_spec_dump(const zbso_job_spec *s, size_t *len)
          set_int(o, "number_of_gpus", s->number_of_gpus) == 0 &&
          set_str(o, "gpu_model", s->gpu_model) == 0;
     json_decref(bs);
-    return finish(o, ok, len);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+char *codec_job_spec_dump(const zbso_job_spec *s, size_t *len)
+{
+    json_t *o = codec_job_spec_json(s);
+    return finish(o, o != NULL, len);
+}
+
+char *codec_json_text(struct json_t *v, size_t *len)
+{
+    return finish(v, v != NULL, len);
 }
 
 /* Adds TrialId's fields to o. */

@@ -23,6 +23,9 @@ typedef struct http_reply {
     zbso_err err;
     char job_id[ZBSO_ID_MAX + 1];    /* for the request log; "" when none */
     int64_t job_revision;            /* > 0: sent as X-Zbso-Job-Version (service.h) */
+    const char *url;                 /* the request's decoded path (MHD's, valid until the
+                                      * reply is queued), for routes with path parameters */
+    const char *content_type;        /* NULL: application/json */
 } http_reply;
 
 #define HTTP_HEADER_JOB_VERSION "X-Zbso-Job-Version"
@@ -46,6 +49,21 @@ typedef struct http_route {
     bool public_route;      /* served without the bearer token */
     http_handler fn;
 } http_route;
+
+/* GET /openapi.json's document (generated from src/http/openapi.json at build time). */
+extern const char http_openapi_json[];
+extern const size_t http_openapi_json_len;
+
+/* The route pattern that path falls under: the path itself for a fixed route
+ * ("/jobs/batch_size" included), "/jobs/{job_id}", "/jobs/{job_id}/trials" or
+ * "/jobs/{job_id}/trials/{trial_number}" for the inspection paths (matched from the end,
+ * so a job id may hold '/'), NULL for none. For the route table and metric labels. */
+const char *http_path_pattern(const char *path);
+
+/* The route table, for tests/http/test_openapi.c: its length and its i-th entry (NULL
+ * past the end). */
+size_t http_route_count(void);
+const http_route *http_route_at(size_t i);
 
 /* Finds the route for method and path. Returns it, or NULL when none: then *allow is the
  * path's methods when the path exists (405) and NULL when it does not (404). */

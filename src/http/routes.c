@@ -1,11 +1,13 @@
 /* routes.c: the route table of SPEC §2 and its thin handlers: decode with the codec, call
  * the service, encode the answer. No sockets, no auth, no logging: server.c does those. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec/codec.h"
 #include "core/spec.h"
 #include "http/httpInt.h"
+#include "inspect/inspect.h"
 
 /* A body that cannot be encoded is a memory failure: say so rather than send nothing. */
 static void reply_json(http_reply *r, unsigned status, char *body, size_t len)
@@ -257,21 +259,193 @@ static void healthz_get(const http_ctx *ctx, struct MHD_Connection *c, const cha
     reply_static_or_error(r, store_health(ctx->st, &r->err), "{\"status\":\"ok\"}");
 }
 
-/* Every route; a path listed twice serves two methods and shares one Allow value. */
+/* ---- inspection (SPEC §5): GET /jobs, /jobs/{job_id}, .../trials, .../trials/{n} ---- */
+
+#define PAT_JOB "/jobs/{job_id}"
+#define PAT_TRIALS "/jobs/{job_id}/trials"
+#define PAT_TRIAL "/jobs/{job_id}/trials/{trial_number}"
+#define TRIALS_SUFFIX "/trials"
+
+/* Splits an inspection path (http_path_pattern gave it PAT_*) into the job id and, for a
+ * trial, the trial number's text. */
+static void split_path(const char *url, insp_kind kind, const char **id, size_t *id_len,
+                       const char **num)
+{
+    const char *rest = url + strlen("/jobs/");
+    size_t n = strlen(rest);
+    *id = rest;
+    *num = NULL;
+    if (kind == INSP_TRIAL) {
+        const char *slash = strrchr(rest, '/');
+        *num = slash + 1;
+        n = (size_t)(slash - rest);
+    }
+    if (kind == INSP_TRIAL || kind == INSP_TRIALS)
+        n -= strlen(TRIALS_SUFFIX);
+    *id_len = n;
+}
+
+/* One query argument into the request; stops at the first error (kept in the reply). */
+typedef struct query_walk {
+    insp_request *req;
+    http_reply *r;
+    int rc;
+} query_walk;
+
+static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 size_t key_len, const char *value, size_t value_len)
+{
+    query_walk *q = cls;
+    (void)kind;
+    (void)key_len;
+    if (q->rc < 0)
+        return MHD_NO;
+    q->rc = insp_request_query(q->req, key, value ? value : "", value ? value_len : 0,
+                               &q->r->err);
+    return q->rc < 0 ? MHD_NO : MHD_YES;
+}
+
+/* Builds the request of kind from the path and the query; 0, 404 or 422. */
+static int inspect_request(struct MHD_Connection *c, insp_kind kind, http_reply *r,
+                           insp_request *req)
+{
+    insp_request_init(req, kind);
+    if (kind != INSP_JOBS) {
+        const char *id, *num;
+        size_t len;
+        split_path(r->url, kind, &id, &len, &num);
+        /* No job id is longer, holds a NUL or is not UTF-8: such a path names no job. */
+        zbso_err ignored = {0};
+        if (http_query_job_id(id, len, req->job_id, &ignored) < 0)
+            return err_set(&r->err, ZBSO_ENOTFOUND, "Unknown job_id: %.*s",
+                           (int)(len < 200 ? len : 200), id);
+        memcpy(r->job_id, req->job_id, sizeof r->job_id);
+        if (kind == INSP_TRIAL) {
+            size_t k = strlen(num);
+            bool ok = k > 0 && k <= 18;
+            for (size_t i = 0; i < k && ok; i++)
+                ok = num[i] >= '0' && num[i] <= '9';
+            if (!ok)
+                return err_set_field(&r->err, ZBSO_EINVAL, "path", "trial_number",
+                                     "trial_number must be a positive integer, got '%.40s'",
+                                     num);
+            req->trial_number = (int64_t)strtoll(num, NULL, 10);
+        }
+    }
+    query_walk q = {req, r, 0};
+    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, query_arg, &q);
+    return q.rc;
+}
+
+static void inspect_reply(const http_ctx *ctx, struct MHD_Connection *c, insp_kind kind,
+                          http_reply *r)
+{
+    insp_request req;
+    char *text = NULL;
+    size_t n = 0;
+    int rc = inspect_request(c, kind, r, &req);
+    if (rc == 0)
+        rc = insp_answer(ctx->st, &req, &text, &n, &r->err);
+    if (rc < 0) {
+        http_reply_error(r, rc);
+        return;
+    }
+    reply_json(r, 200, text, n);
+}
+
+static void jobs_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
+                     size_t len, http_reply *r)
+{
+    inspect_reply(ctx, c, INSP_JOBS, r);
+}
+
+static void job_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
+                    size_t len, http_reply *r)
+{
+    inspect_reply(ctx, c, INSP_JOB, r);
+}
+
+static void trials_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
+                       size_t len, http_reply *r)
+{
+    inspect_reply(ctx, c, INSP_TRIALS, r);
+}
+
+static void trial_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
+                      size_t len, http_reply *r)
+{
+    inspect_reply(ctx, c, INSP_TRIAL, r);
+}
+
+/* GET /openapi.json: the document of every route (openapi.json beside this file, compiled
+ * in by CMake). */
+static void openapi_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
+                        size_t len, http_reply *r)
+{
+    r->status = 200;
+    r->body = (char *)http_openapi_json;
+    r->len = http_openapi_json_len;
+    r->body_static = true;
+}
+
+/* Every route; a path listed twice serves two methods and shares one Allow value. Paths
+ * with parameters are http_path_pattern's patterns. */
 static const http_route routes[] = {
-    {"POST", "/jobs", "POST, DELETE", true, false, jobs_post},
-    {"DELETE", "/jobs", "POST, DELETE", false, false, jobs_delete},
+    {"GET", "/jobs", "GET, POST, DELETE", false, false, jobs_get},
+    {"POST", "/jobs", "GET, POST, DELETE", true, false, jobs_post},
+    {"DELETE", "/jobs", "GET, POST, DELETE", false, false, jobs_delete},
     {"GET", "/jobs/batch_size", "GET", false, false, batch_size_get},
     {"POST", "/report", "POST", true, false, report_post},
     {"PATCH", "/trials", "PATCH", true, false, trials_patch},
     {"GET", "/healthz", "GET", false, true, healthz_get},
+    {"GET", PAT_JOB, "GET", false, false, job_get},
+    {"GET", PAT_TRIALS, "GET", false, false, trials_get},
+    {"GET", PAT_TRIAL, "GET", false, false, trial_get},
+    {"GET", "/openapi.json", "GET", false, false, openapi_get},
 };
+
+/* Whether s ends with the n bytes of suffix, with something before them. */
+static bool ends_with(const char *s, size_t len, const char *suffix, size_t n)
+{
+    return len > n && memcmp(s + len - n, suffix, n) == 0;
+}
+
+const char *http_path_pattern(const char *path)
+{
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (!strchr(routes[i].path, '{') && strcmp(routes[i].path, path) == 0)
+            return routes[i].path;
+    if (strncmp(path, "/jobs/", 6) != 0 || path[6] == '\0')
+        return NULL;
+    const char *rest = path + 6;
+    size_t n = strlen(rest);
+    size_t k = strlen(TRIALS_SUFFIX);
+    if (ends_with(rest, n, TRIALS_SUFFIX, k))
+        return PAT_TRIALS;
+    const char *slash = strrchr(rest, '/');
+    if (slash && ends_with(rest, (size_t)(slash - rest), TRIALS_SUFFIX, k) && slash[1])
+        return PAT_TRIAL;
+    return PAT_JOB;
+}
+
+size_t http_route_count(void)
+{
+    return sizeof routes / sizeof routes[0];
+}
+
+const http_route *http_route_at(size_t i)
+{
+    return i < http_route_count() ? &routes[i] : NULL;
+}
 
 const http_route *http_route_find(const char *method, const char *path, const char **allow)
 {
     *allow = NULL;
+    const char *pattern = http_path_pattern(path);
+    if (!pattern)
+        return NULL;
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-        if (strcmp(routes[i].path, path) != 0)
+        if (strcmp(routes[i].path, pattern) != 0)
             continue;
         if (strcmp(routes[i].method, method) == 0)
             return &routes[i];

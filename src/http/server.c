@@ -352,6 +352,7 @@ static void request_begin(const http_server *srv, struct MHD_Connection *c, cons
     http_reply *r = &rs->reply;
     const char *allow = NULL;
     int rc;
+    r->url = url;
     if (check_framing(c, &r->err) < 0) {
         http_reply_status(r, 400);
         rs->decided = rs->close_after = true;
@@ -449,7 +450,8 @@ static enum MHD_Result queue_reply(http_server *srv, struct MHD_Connection *c,
     if (!resp)
         goto out;
     r->body = NULL; /* MHD owns it now */
-    if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json") !=
+    if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                r->content_type ? r->content_type : "application/json") !=
             MHD_YES ||
         (r->status == 401 &&
          MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer") !=
