@@ -35,7 +35,10 @@ static const char simulate_usage[] =
     "  --default-bs N    replace the workload's default batch size\n"
     "  --threads N       worker threads (default: the number of CPUs)\n"
     "  --data-dir DIR    the data directory (ZBSO_DATA_DIR, default the source tree's data/)\n"
-    "  --out DIR         write runs.csv, summary.csv and cost.svg there\n";
+    "  --out DIR         write runs.csv, summary.csv, savings.csv and cost.svg there\n"
+    "\n"
+    "Prints the comparison per workload, then each simulated job's savings against its\n"
+    "default batch size (the server's definition: docs/SPEC.md, section 5, \"Savings\").\n";
 
 enum {
     OPT_WORKLOAD = 256, OPT_GPU, OPT_POWER, OPT_TRAIN, OPT_SEEDS, OPT_ETA, OPT_BETA,
@@ -239,6 +242,41 @@ static void print_summary(const sim_summary *s, size_t n)
     }
 }
 
+/* Prints "%12.6g" of x, or "-" in its place when it does not exist. */
+static void print_num(bool exists, double x)
+{
+    if (exists)
+        printf(" %12.6g", x);
+    else
+        printf(" %12s", "-");
+}
+
+/* One line per simulated job: its savings (opt_savings) as savings.csv has them, fewer
+ * digits. */
+static void print_savings(sim_workload *const *ws, size_t n_ws, const sim_result *results,
+                          size_t n_seeds)
+{
+    printf("\nsavings per job against its default batch size (energy J, time s, cost):\n");
+    printf("%-13s %-6s %5s %6s %6s %12s %12s %12s %10s %12s\n", "workload", "gpu", "seed",
+           "trials", "failed", "saved E", "saved T", "saved C", "break-even", "regret");
+    for (size_t i = 0; i < n_ws; i++)
+        for (size_t k = 0; k < n_seeds; k++) {
+            const sim_result *r = &results[i * n_seeds + k];
+            const opt_savings *s = &r->savings;
+            char be[24] = "-";
+            if (s->break_even > 0)
+                snprintf(be, sizeof be, "%lld", (long long)s->break_even);
+            printf("%-13s %-6s %5llu %6lld %6lld", ws[i]->preset.name, ws[i]->gpu,
+                   (unsigned long long)r->seed, (long long)s->finished, (long long)s->failed);
+            print_num(s->has_baseline, s->saved.energy);
+            print_num(s->has_baseline, s->saved.time);
+            print_num(s->has_baseline, s->saved.cost);
+            printf(" %10s", be);
+            print_num(s->has_best, s->regret);
+            printf("\n");
+        }
+}
+
 int cli_simulate(int argc, char **argv)
 {
     sim_args a;
@@ -350,6 +388,7 @@ int cli_simulate(int argc, char **argv)
         (rc = sim_write_outputs(a.out, ws, n_ws, results, n_seeds, sums, &err)) < 0)
         goto fail;
     print_summary(sums, n_ws);
+    print_savings(ws, n_ws, results, n_seeds);
     status = CLI_EXIT_OK;
     goto out;
 fail:

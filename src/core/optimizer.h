@@ -157,12 +157,13 @@ int opt_report_decide(const zbso_job *job, const zbso_trial *trial,
 /* ---- inspection (rounds.c, savings.c): what the optimizer learned and saved (SPEC §5) ---- */
 
 /* One pruning round as it happened, replayed from the job's explorations with the rules
- * of opt_prune_next. Batch size lists are in the order of the round's walk (down from the
- * round's default, then up). */
+ * of opt_prune_next (the same walk: pruneInt.h). Batch size lists are in the order of the
+ * round's walk (down from the round's default, then up). */
 typedef struct opt_prune_round {
     int64_t round;                                /* 0, 1, ... */
     int64_t default_batch_size;                   /* the round's default */
-    int64_t explored[ZBSO_MAX_BATCH_SIZES];       /* explored this round (a result stored) */
+    int64_t explored[ZBSO_MAX_BATCH_SIZES];       /* reached by the walk with a result
+                                                   * stored (a Dispatched one is not) */
     size_t n_explored;
     int64_t converged[ZBSO_MAX_BATCH_SIZES];      /* of those, converged */
     size_t n_converged;
@@ -173,42 +174,57 @@ typedef struct opt_prune_round {
 } opt_prune_round;
 
 /* Replays pruning for job from its Exploration trials that are not Failed, in trial-number
- * order (as opt_prune_next takes them), into out[0..*n_out-1], at most cap rounds: every
- * round started so far, the last one possibly incomplete. Returns 0, or what
- * opt_prune_next would return for these trials except ZBSO_ENOCONV (a round with nothing
- * converged is shown complete with everything pruned). */
+ * order (as opt_prune_next takes them), into out[0..*n_out-1], at most cap rounds: round 0
+ * up to the round pruning is in, which is the last one listed and incomplete (possibly
+ * with nothing explored yet, right after the round before completed); when every round is
+ * complete, all num_pruning_rounds of them. A complete round with nothing converged ends
+ * the list (pruning fails there: opt_prune_next answers ZBSO_ENOCONV) and shows its whole
+ * list pruned. Returns 0 (*n_out may be 0 when cap or num_pruning_rounds is 0), or what
+ * opt_prune_next returns for these trials other than ZBSO_ENOCONV (ZBSO_EINTERNAL). */
 int opt_prune_rounds(const zbso_job *job, const zbso_trial *explorations, size_t n,
                      opt_prune_round *out, size_t cap, size_t *n_out, zbso_err *err);
 
 /* Energy, time and cost of a job against always training at its default batch size
- * (SPEC §5; docs/SPEC.md defines each figure). Money-free: cost is Zeus's cost (J). */
+ * (SPEC §5, "Savings", defines each figure). Money-free: cost is Zeus's cost (J). Every sum
+ * is a plain left-to-right sum in trial-number order starting from 0.0 (not opt_sum's
+ * pairwise one), every mean that sum divided by the count, so a script recomputes the
+ * figures bit for bit from the trials. */
 typedef struct opt_totals {
     double energy;                                /* J */
     double time;                                  /* s */
-    double cost;                                  /* opt_cost of energy and time */
+    double cost;                                  /* sum or mean of opt_trial_cost */
 } opt_totals;
 
 typedef struct opt_savings {
-    int64_t finished;          /* trials with a result (Succeeded, converged or not) */
-    int64_t failed;            /* Failed trials: no result, not in any figure below */
+    /* Trials with a result: Succeeded (converged or not) with an accepted cost
+     * (opt_cost_accepted). */
+    int64_t finished;
+    /* Failed trials, and Succeeded ones whose cost is not accepted (rows an older zbso
+     * stored, docs/DESIGN.md "Bad values"): no measurement, not in any figure below. */
+    int64_t failed;
     opt_totals spent;          /* summed over the finished trials */
     int64_t default_batch_size;
     int64_t default_runs;      /* converged finished trials of the default batch size */
-    bool has_baseline;         /* default_runs > 0; the fields below it are 0 otherwise */
+    bool has_baseline;         /* default_runs > 0; the fields below it are 0 otherwise,
+                                * except has_best, best_batch_size, best_mean_cost, regret */
     opt_totals default_mean;   /* mean of those runs: the expected cost of one recurrence */
-    opt_totals saved;          /* finished * default_mean - spent */
-    /* The recurrence (1-based, among the finished trials in trial-number order) from which
-     * the cumulative cost stays at or below k * default_mean.cost for every k up to
-     * finished; 0 when it is above at the last one (not broken even yet). */
+    opt_totals saved;          /* finished * default_mean - spent, per component */
+    /* The smallest k (1-based, among the finished trials in trial-number order) such that
+     * for every j from k to finished the cumulative cost of the first j finished trials is
+     * at most j * default_mean.cost; 0 when the last one (j = finished) is above it: not
+     * broken even (yet). */
     int64_t break_even;
-    bool has_best;             /* some batch size has a converged finished trial */
-    int64_t best_batch_size;   /* the lowest mean cost of converged trials (smallest on ties) */
+    bool has_best;             /* some batch size of the spec has a converged finished
+                                * trial */
+    int64_t best_batch_size;   /* the lowest mean cost of its converged finished trials
+                                * (smallest batch size on ties) */
     double best_mean_cost;
-    double regret;             /* spent.cost - finished * best_mean_cost */
+    double regret;             /* spent.cost - finished * best_mean_cost; negative when
+                                * early-stopped trials cost less than the best's runs */
 } opt_savings;
 
-/* Computes the savings of a job from its trials, in ascending trial-number order (any
- * status: Dispatched ones count in neither figure). Pure; cannot fail. */
+/* Computes the savings of a job with spec from its trials, in ascending trial-number order
+ * (any status: Dispatched ones count in no figure). Pure; cannot fail. */
 void opt_savings_compute(const zbso_job_spec *spec, const zbso_trial *trials, size_t n,
                          opt_savings *out);
 

@@ -1,6 +1,6 @@
 /* output.c: the simulator's results: per-workload summaries against the default and the
- * best fixed configuration, and the files runs.csv, summary.csv and cost.svg, each
- * written under a temporary name and renamed only when all are complete. */
+ * best fixed configuration, and the files runs.csv, summary.csv, savings.csv and cost.svg,
+ * each written under a temporary name and renamed only when all are complete. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -82,7 +82,7 @@ int sim_write_runs(FILE *f, sim_workload *const *ws, size_t n_ws, const sim_resu
             const sim_result *r = &results[i * n_seeds + s];
             for (size_t k = 0; k < r->n_rows; k++) {
                 const sim_row *row = &r->rows[k];
-                fprintf(f, "%s,%s,%llu,%lld,%lld,%lld,%lld,%.6f,%.6f,%s,%.6f\n",
+                fprintf(f, "%s,%s,%llu,%lld,%lld,%lld,%lld,%.17g,%.17g,%s,%.17g\n",
                         ws[i]->preset.name, ws[i]->gpu, (unsigned long long)r->seed,
                         (long long)row->recurrence, (long long)row->try_no,
                         (long long)row->batch_size, (long long)row->pl_w, row->energy_j,
@@ -107,6 +107,53 @@ int sim_write_summary(FILE *f, const sim_summary *s, size_t n, zbso_err *err)
                 x->cost_vs_best, (long long)x->n_unrun);
     }
     return check_stream(f, "summary.csv", err);
+}
+
+/* Writes ",x" at 17 significant digits, or "," alone when the value does not exist. */
+static void csv_num(FILE *f, bool exists, double x)
+{
+    if (exists)
+        fprintf(f, ",%.17g", x);
+    else
+        fputc(',', f);
+}
+
+int sim_write_savings(FILE *f, sim_workload *const *ws, size_t n_ws,
+                      const sim_result *results, size_t n_seeds, zbso_err *err)
+{
+    fputs(SIM_SAVINGS_HEADER "\n", f);
+    for (size_t i = 0; i < n_ws; i++)
+        for (size_t k = 0; k < n_seeds; k++) {
+            const sim_result *r = &results[i * n_seeds + k];
+            const opt_savings *s = &r->savings;
+            bool base = s->has_baseline;
+            fprintf(f, "%s,%s,%llu,%lld,%lld", ws[i]->preset.name, ws[i]->gpu,
+                    (unsigned long long)r->seed, (long long)s->finished,
+                    (long long)s->failed);
+            csv_num(f, true, s->spent.energy);
+            csv_num(f, true, s->spent.time);
+            csv_num(f, true, s->spent.cost);
+            fprintf(f, ",%lld,%lld", (long long)s->default_batch_size,
+                    (long long)s->default_runs);
+            csv_num(f, base, s->default_mean.energy);
+            csv_num(f, base, s->default_mean.time);
+            csv_num(f, base, s->default_mean.cost);
+            csv_num(f, base, s->saved.energy);
+            csv_num(f, base, s->saved.time);
+            csv_num(f, base, s->saved.cost);
+            if (s->break_even > 0)
+                fprintf(f, ",%lld", (long long)s->break_even);
+            else
+                fputc(',', f);
+            if (s->has_best)
+                fprintf(f, ",%lld", (long long)s->best_batch_size);
+            else
+                fputc(',', f);
+            csv_num(f, s->has_best, s->best_mean_cost);
+            csv_num(f, s->has_best, s->regret);
+            fputc('\n', f);
+        }
+    return check_stream(f, "savings.csv", err);
 }
 
 /* Escapes text for SVG character data into buf (cap bytes). */
@@ -230,13 +277,13 @@ int sim_check_out_dir(const char *dir, zbso_err *err)
     return 0;
 }
 
-enum { OUT_RUNS, OUT_SUMMARY, OUT_SVG, N_OUT };
+enum { OUT_RUNS, OUT_SUMMARY, OUT_SAVINGS, OUT_SVG, N_OUT };
 
 int sim_write_outputs(const char *dir, sim_workload *const *ws, size_t n_ws,
                       const sim_result *results, size_t n_seeds, const sim_summary *s,
                       zbso_err *err)
 {
-    static const char *names[N_OUT] = {"runs.csv", "summary.csv", "cost.svg"};
+    static const char *names[N_OUT] = {"runs.csv", "summary.csv", "savings.csv", "cost.svg"};
     char tmp[N_OUT][PATH_MAX_LEN], final[N_OUT][PATH_MAX_LEN];
     bool made[N_OUT] = {false};
     int rc = 0;
@@ -258,6 +305,8 @@ int sim_write_outputs(const char *dir, sim_workload *const *ws, size_t n_ws,
             rc = sim_write_runs(f, ws, n_ws, results, n_seeds, err);
         else if (i == OUT_SUMMARY)
             rc = sim_write_summary(f, s, n_ws, err);
+        else if (i == OUT_SAVINGS)
+            rc = sim_write_savings(f, ws, n_ws, results, n_seeds, err);
         else
             rc = sim_write_svg(f, ws, n_ws, results, n_seeds, s, err);
         if (fflush(f) != 0 || fsync(fileno(f)) != 0) {

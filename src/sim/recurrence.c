@@ -216,6 +216,7 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
     }
     out->rows = (sim_row *)buf_take(&rows, &out->n_rows);
     out->n_rows /= sizeof(sim_row);
+    rc = sim_savings(&spec, out, &out->savings, err);
 out:
     buf_free(&rows);
     /* Every failure names the simulation it happened in. */
@@ -230,6 +231,30 @@ out:
     if (rc < 0)
         sim_result_free(out);
     return rc;
+}
+
+int sim_savings(const zbso_job_spec *spec, const sim_result *r, opt_savings *out,
+                zbso_err *err)
+{
+    size_t n = r->n_rows + (size_t)r->n_unrun;
+    zbso_trial *t = calloc(n > 0 ? n : 1, sizeof *t);
+    if (t == NULL)
+        return err_set(err, ZBSO_ENOMEM, "out of memory for the savings of %zu trials", n);
+    for (size_t i = 0; i < n; i++) {
+        t[i].trial_number = (int64_t)i + 1;
+        if (i >= r->n_rows) {
+            t[i].status = ZBSO_TRIAL_FAILED;
+            continue;
+        }
+        t[i].status = ZBSO_TRIAL_SUCCEEDED;
+        t[i].batch_size = r->rows[i].batch_size;
+        t[i].energy = r->rows[i].energy_j;
+        t[i].time = r->rows[i].time_s;
+        t[i].converged = r->rows[i].reached;
+    }
+    opt_savings_compute(spec, t, n, out);
+    free(t);
+    return 0;
 }
 
 void sim_result_free(sim_result *r)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/optimizer.h"
 #include "core/types.h"
 #include "util/err.h"
 
@@ -205,6 +206,7 @@ typedef struct sim_result {
     double *rec_cost;      /* cost of each recurrence (all its tries), n_recurrences */
     double energy_j, time_s, cost;  /* totals over all runs */
     int64_t n_unrun;       /* runs allowed zero epochs (ended as failed, not recorded) */
+    opt_savings savings;   /* the job's savings (sim_savings of rows and n_unrun) */
 } sim_result;
 
 /* The number of recurrences o gives for w. */
@@ -222,6 +224,14 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
                  sim_result *out, zbso_err *err);
 
 void sim_result_free(sim_result *r);  /* NULL: no-op */
+
+/* The savings of a simulated job (SPEC §5, "Savings") by opt_savings_compute, the function
+ * the server uses, over trials built from r's records: one Succeeded trial per row in row
+ * order (the job's trial order; batch size, energy, time, converged = reached), then
+ * r->n_unrun Failed ones. spec is the job's (its default batch size, eta and max_power
+ * give each row's cost, the row's own cost). Returns 0 with *out set, or ZBSO_ENOMEM. */
+int sim_savings(const zbso_job_spec *spec, const sim_result *r, opt_savings *out,
+                zbso_err *err);
 
 /* Runs sim_simulate for every workload in ws and every seed in [seed_lo, seed_hi] on at
  * most n_threads threads (>= 1). results[i * n_seeds + s] receives workload i, seed
@@ -254,22 +264,35 @@ void sim_summarize(const sim_workload *w, const sim_result *results, size_t n_se
                    double eta, sim_summary *s);
 
 /* Writes runs.csv: header "workload,gpu,seed,recurrence,try,bs,pl,energy,time,reached,cost"
- * then one line per run. Returns 0 or ZBSO_EIO. */
+ * then one line per run, energy, time and cost at 17 significant digits (%.17g: they read
+ * back to the very doubles, so the savings can be recomputed from the file). Returns 0 or
+ * ZBSO_EIO. */
 int sim_write_runs(FILE *f, sim_workload *const *ws, size_t n_ws, const sim_result *results,
                    size_t n_seeds, zbso_err *err);
 
 /* Writes summary.csv (header + one line per summary). Returns 0 or ZBSO_EIO. */
 int sim_write_summary(FILE *f, const sim_summary *s, size_t n, zbso_err *err);
 
+/* Writes savings.csv: one line per (workload, seed) with its sim_result's savings, header
+ * SIM_SAVINGS_HEADER; numbers at 17 significant digits, an empty field where the figure
+ * does not exist (the API's null: no baseline, not broken even, no best). Returns 0 or
+ * ZBSO_EIO. */
+#define SIM_SAVINGS_HEADER                                                                   \
+    "workload,gpu,seed,finished_trials,failed_trials,spent_energy,spent_time,spent_cost,"   \
+    "default_bs,default_runs,default_energy,default_time,default_cost,saved_energy,"        \
+    "saved_time,saved_cost,break_even,best_bs,best_cost,regret"
+int sim_write_savings(FILE *f, sim_workload *const *ws, size_t n_ws,
+                      const sim_result *results, size_t n_seeds, zbso_err *err);
+
 /* Writes cost.svg: cost per recurrence relative to the default configuration's expected
  * cost, the mean over seeds, one line per workload. Returns 0 or ZBSO_EIO. */
 int sim_write_svg(FILE *f, sim_workload *const *ws, size_t n_ws, const sim_result *results,
                   size_t n_seeds, const sim_summary *s, zbso_err *err);
 
-/* Writes runs.csv, summary.csv and cost.svg into dir: each to a temporary name first, and
- * only when all three are complete are they renamed into place. Creates dir when it does
- * not exist (one level). Returns 0; ZBSO_EIO with err naming the path (nothing is left
- * behind). */
+/* Writes runs.csv, summary.csv, savings.csv and cost.svg into dir: each to a temporary
+ * name first, and only when all four are complete are they renamed into place. Creates dir
+ * when it does not exist (one level). Returns 0; ZBSO_EIO with err naming the path (nothing
+ * is left behind). */
 int sim_write_outputs(const char *dir, sim_workload *const *ws, size_t n_ws,
                       const sim_result *results, size_t n_seeds, const sim_summary *s,
                       zbso_err *err);

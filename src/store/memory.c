@@ -13,6 +13,7 @@
 #define MEM_MAX_JOBS 1000000
 #define MEM_MAX_TRIALS_PER_JOB 1000000
 #define MEM_MAX_UNDO 1000000
+#define MEM_MAX_POINTS_PER_JOB 10000000
 
 /* A request key and the trial that holds it (trial_insert). */
 typedef struct mem_key {
@@ -20,10 +21,18 @@ typedef struct mem_key {
     char key[STORE_KEY_MAX + 1];
 } mem_key;
 
+/* A curve point and the trial it belongs to. */
+typedef struct mem_point {
+    int64_t trial_number;
+    zbso_curve_point p;
+} mem_point;
+
 typedef struct mem_job {
     zbso_job job;
     zbso_trial *trials;          /* ascending trial_number */
     size_t n_trials, cap_trials;
+    mem_point *points;           /* ascending (trial_number, epoch) */
+    size_t n_points, cap_points;
     mem_key *keys;               /* in the order first given; each key once */
     size_t n_keys, cap_keys;
     zbso_arm arms[ZBSO_MAX_BATCH_SIZES]; /* ascending batch_size */
@@ -40,6 +49,7 @@ typedef struct mem_job_state {
     zbso_rng rng;
     int64_t num_trials;
     int64_t revision;
+    double updated_at;
 } mem_job_state;
 
 enum undo_kind {
@@ -52,6 +62,8 @@ enum undo_kind {
     UNDO_ARM_UPDATE,   /* restore arm into j */
     UNDO_KEY_ADD,      /* remove j's last key */
     UNDO_KEY_MOVE,     /* give key i of j back to its former trial */
+    UNDO_POINT_INSERT, /* remove point (trial_number, epoch) from j */
+    UNDO_POINT_UPDATE, /* restore point into j */
 };
 
 typedef struct mem_undo {
@@ -61,6 +73,7 @@ typedef struct mem_undo {
         mem_job_state state;
         zbso_trial trial;
         zbso_arm arm;
+        mem_point point;
         struct {
             size_t i;
             int64_t trial_number;
@@ -148,6 +161,23 @@ static size_t trial_pos(const mem_job *j, int64_t n, bool *found)
     return lo;
 }
 
+/* Index of the first point at or after (n, epoch); *found tells whether it is equal. */
+static size_t point_pos(const mem_job *j, int64_t n, int64_t epoch, bool *found)
+{
+    size_t lo = 0, hi = j->n_points;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const mem_point *m = &j->points[mid];
+        if (m->trial_number < n || (m->trial_number == n && m->p.epoch < epoch))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = lo < j->n_points && j->points[lo].trial_number == n &&
+             j->points[lo].p.epoch == epoch;
+    return lo;
+}
+
 static size_t arm_pos(const mem_job *j, int64_t bs, bool *found)
 {
     size_t i = 0;
@@ -180,6 +210,7 @@ static void job_free(mem_job *j)
     if (j != NULL) {
         free(j->trials);
         free(j->keys);
+        free(j->points);
         free(j);
     }
 }
@@ -205,7 +236,7 @@ static void state_get(const zbso_job *job, mem_job_state *s)
 {
     *s = (mem_job_state){job->stage, job->exp_default_batch_size, job->has_min_cost,
                          job->min_cost, job->min_cost_batch_size, job->rng,
-                         job->num_trials, job->revision};
+                         job->num_trials, job->revision, job->updated_at};
 }
 
 static void state_put(zbso_job *job, const mem_job_state *s)
@@ -218,6 +249,7 @@ static void state_put(zbso_job *job, const mem_job_state *s)
     job->rng = s->rng;
     job->num_trials = s->num_trials;
     job->revision = s->revision;
+    job->updated_at = s->updated_at;
 }
 
 /* Undoes the running unit's changes, newest first, leaving the store as it was. */
@@ -263,6 +295,16 @@ static void undo_all(mem_store *st)
             break;
         case UNDO_KEY_MOVE:
             j->keys[u->u.key.i].trial_number = u->u.key.trial_number;
+            break;
+        case UNDO_POINT_INSERT:
+            i = point_pos(j, u->u.point.trial_number, u->u.point.p.epoch, &found);
+            memmove(&j->points[i], &j->points[i + 1],
+                    (j->n_points - i - 1) * sizeof *j->points);
+            j->n_points--;
+            break;
+        case UNDO_POINT_UPDATE:
+            i = point_pos(j, u->u.point.trial_number, u->u.point.p.epoch, &found);
+            j->points[i] = u->u.point;
             break;
         }
     }
@@ -508,11 +550,13 @@ static bool trial_matches(const zbso_trial *tr, const store_trial_query *q)
     unsigned tm = q->type_mask ? q->type_mask : ~0u;
     unsigned sm = q->status_mask ? q->status_mask : ~0u;
     return (tm >> tr->type & 1u) && (sm >> tr->status & 1u) &&
-           (q->batch_size == 0 || tr->batch_size == q->batch_size);
+           (q->batch_size == 0 || tr->batch_size == q->batch_size) &&
+           (q->after <= 0 || tr->trial_number > q->after);
 }
 
 /* Calls fn on copies of the matching trials, ascending; with last_n > 0 only the last
- * last_n of them. An unknown job has no trials (returns 0). */
+ * last_n of them, and of those at most limit (> 0) first ones. An unknown job has no
+ * trials (returns 0). */
 static int m_trials_list(store_txn *t, const char *id, const store_trial_query *q,
                          store_trial_fn fn, void *ctx, zbso_err *err)
 {
@@ -528,10 +572,12 @@ static int m_trials_list(store_txn *t, const char *id, const store_trial_query *
                 seen++;
     }
     /* Index and copy each row: fn may change this job's trials through the txn. */
-    for (size_t i = start; i < j->n_trials; i++) {
+    int64_t sent = 0;
+    for (size_t i = start; i < j->n_trials && (q->limit <= 0 || sent < q->limit); i++) {
         zbso_trial tr = j->trials[i];
         if (!trial_matches(&tr, q))
             continue;
+        sent++;
         int rc = fn(ctx, &tr);
         if (rc != 0)
             return rc;
@@ -608,6 +654,115 @@ static int m_arm_put(store_txn *t, const char *id, const zbso_arm *arm, zbso_err
     return 0;
 }
 
+/* Calls fn on a copy of each job matching q, ascending by id (strcmp compares bytes as
+ * unsigned char, so the order is memcmp's). */
+static int m_jobs_list(store_txn *t, const store_job_query *q, store_job_fn fn, void *ctx,
+                       zbso_err *err)
+{
+    mem_store *st = txn_store(t);
+    const char *prefix = q->prefix != NULL ? q->prefix : "";
+    size_t plen = strlen(prefix);
+    bool found;
+    size_t i = job_pos(st, prefix, &found);
+    if (q->after != NULL && q->after[0] != '\0' && strcmp(q->after, prefix) >= 0) {
+        i = job_pos(st, q->after, &found);
+        if (found)
+            i++;
+    }
+    int64_t sent = 0;
+    while (i < st->n_jobs && (q->limit <= 0 || sent < q->limit)) {
+        zbso_job job = st->jobs[i]->job;
+        if (strncmp(job.spec.job_id, prefix, plen) != 0)
+            break;
+        sent++;
+        int rc = fn(ctx, &job);
+        if (rc != 0)
+            return rc;
+        /* fn may change the job set through the txn: go on after this id, wherever it is. */
+        i = job_pos(st, job.spec.job_id, &found);
+        if (found)
+            i++;
+    }
+    return 0;
+}
+
+/* Stores one point of trial n of j (which exists): inserts it, or replaces the point of
+ * its epoch unless that one was received later. Returns 0 or undo_push/grow's code. */
+static int point_put(mem_store *st, mem_job *j, int64_t n, const zbso_curve_point *p,
+                     zbso_err *err)
+{
+    bool found;
+    size_t i = point_pos(j, n, p->epoch, &found);
+    mem_undo *u;
+    int rc;
+    if (found) {
+        if (j->points[i].p.received_at > p->received_at)
+            return 0;
+        if ((rc = undo_push(st, UNDO_POINT_UPDATE, j, &u, err)) < 0)
+            return rc;
+        u->u.point = j->points[i];
+        j->points[i].p = *p;
+        return 0;
+    }
+    rc = grow((void **)&j->points, &j->cap_points, j->n_points + 1, sizeof *j->points,
+              MEM_MAX_POINTS_PER_JOB, "curve points in one job", err);
+    if (rc == 0)
+        rc = undo_push(st, UNDO_POINT_INSERT, j, &u, err);
+    if (rc < 0)
+        return rc;
+    u->u.point = (mem_point){n, *p};
+    memmove(&j->points[i + 1], &j->points[i], (j->n_points - i) * sizeof *j->points);
+    j->points[i] = u->u.point;
+    j->n_points++;
+    return 0;
+}
+
+/* Stores the points of trial n; points of an unknown job or trial are dropped (0). */
+static int m_reports_put(store_txn *t, const char *id, int64_t n, const zbso_curve_point *points,
+                         size_t np, zbso_err *err)
+{
+    mem_store *st = txn_store(t);
+    mem_job *j = job_find(st, id);
+    bool found = false;
+    if (j != NULL)
+        trial_pos(j, n, &found);
+    int rc = 0;
+    for (size_t k = 0; found && rc == 0 && k < np; k++)
+        rc = point_put(st, j, n, &points[k], err);
+    return rc;
+}
+
+/* Calls fn on a copy of each point of trial n, ascending by epoch. */
+static int m_reports_list(store_txn *t, const char *id, int64_t n, store_point_fn fn,
+                          void *ctx, zbso_err *err)
+{
+    mem_job *j = job_find(txn_store(t), id);
+    bool found;
+    if (j == NULL)
+        return 0;
+    for (size_t i = point_pos(j, n, INT64_MIN, &found);
+         i < j->n_points && j->points[i].trial_number == n; i++) {
+        zbso_curve_point p = j->points[i].p;
+        int rc = fn(ctx, &p);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int m_counts(store_txn *t, store_counts *out, zbso_err *err)
+{
+    mem_store *st = txn_store(t);
+    memset(out, 0, sizeof *out);
+    out->jobs = (int64_t)st->n_jobs;
+    for (size_t i = 0; i < st->n_jobs; i++)
+        for (size_t k = 0; k < st->jobs[i]->n_trials; k++) {
+            const zbso_trial *tr = &st->jobs[i]->trials[k];
+            out->trials[tr->type][tr->status]++;
+        }
+    return 0;
+}
+
 static const store_txn_ops mem_ops = {
     .job_get = m_job_get,
     .job_insert = m_job_insert,
@@ -622,6 +777,10 @@ static const store_txn_ops mem_ops = {
     .trials_fail_stale = m_trials_fail_stale,
     .arms_get = m_arms_get,
     .arm_put = m_arm_put,
+    .jobs_list = m_jobs_list,
+    .reports_put = m_reports_put,
+    .reports_list = m_reports_list,
+    .counts = m_counts,
 };
 
 /* Opens an empty store; anything after "memory://" is ignored. Returns 0 or ZBSO_ENOMEM. */

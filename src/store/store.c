@@ -1,10 +1,14 @@
 /* store.c: picks a backend from a database URL and forwards open/close/exec to it; owns
  * the schema policy (create, migrate or refuse, with its messages) on top of each
- * backend's schema primitives, and the refusal of writes in read-only units. No database
- * state of its own and no backend's internals. */
+ * backend's schema primitives, the refusal of writes in read-only units, and the buffer
+ * of curve points with its flusher thread. No database state and no backend's internals. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/storeInt.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /* URL prefix -> backend. */
@@ -167,9 +171,13 @@ int store_migrate_sql(const store_backend *b, int from, int to,
     return 0;
 }
 
-/* Opens url with its backend and checks its schema against opt (store.h). Returns 0 with
- * *out set, or the negative code (ZBSO_EINVAL for an unknown scheme, ZBSO_ESCHEMA for a
- * refused schema) with *out NULL and the store closed. */
+static int curves_start(store *st, zbso_err *err);
+static void curves_stop(store *st);
+
+/* Opens url with its backend and checks its schema against opt (store.h), then starts the
+ * flusher of curve points unless opt->discard_curves. Returns 0 with *out set, or the
+ * negative code (ZBSO_EINVAL for an unknown scheme, ZBSO_ESCHEMA for a refused schema,
+ * ZBSO_ENOMEM when the flusher cannot start) with *out NULL and the store closed. */
 int store_open(const char *url, const store_options *opt, store **out, zbso_err *err)
 {
     static const store_options defaults = {.create_if_empty = true};
@@ -190,6 +198,8 @@ int store_open(const char *url, const store_options *opt, store **out, zbso_err 
         goto out;
     if (!opt->any_schema && (rc = store_health(st, err)) < 0)
         goto out;
+    if (!opt->discard_curves && (rc = curves_start(st, err)) < 0)
+        goto out;
     *out = st;
     st = NULL;
 out:
@@ -197,11 +207,14 @@ out:
     return rc;
 }
 
-/* Closes st (NULL is a no-op); pending units of work finish first. */
+/* Closes st (NULL is a no-op): writes the buffered curve points, then the backend
+ * finishes its pending units of work. */
 void store_close(store *st)
 {
-    if (st != NULL)
+    if (st != NULL) {
+        curves_stop(st);
         st->backend->close(st);
+    }
 }
 
 /* Runs fn as one durable unit of work; returns fn's code or a database error. */
@@ -230,4 +243,288 @@ int store_key_refused(const char *job_id, zbso_err *err)
 {
     return err_set(err, ZBSO_EINVAL, "a request key of job \"%.300s\" is longer than %d bytes",
                    job_id, STORE_KEY_MAX);
+}
+
+/* ---- curve points (store.h, docs/DESIGN.md "Curve points") ---- */
+
+/* A retry after a flush that failed waits this long, so that a database that is down is
+ * not asked again at every point. */
+#define CURVE_RETRY_S 1.0
+
+/* One buffered point with the trial it belongs to. */
+typedef struct curve_entry {
+    char job_id[ZBSO_ID_MAX + 1];
+    int64_t trial_number;
+    uint64_t seq;                /* order of arrival, to keep it through qsort */
+    zbso_curve_point p;
+} curve_entry;
+
+struct store_curves {
+    pthread_mutex_t mu;          /* guards everything below but flush_mu */
+    pthread_cond_t cv;           /* on CLOCK_MONOTONIC: wakes the flusher */
+    pthread_mutex_t flush_mu;    /* one flush at a time: the flusher's or a caller's */
+    curve_entry *buf;            /* the points not yet taken by a flush, in arrival order */
+    size_t n, cap;
+    curve_entry *spare;          /* a second array, swapped with buf by each flush */
+    size_t spare_cap;
+    size_t inflight;             /* points a flush has taken and not yet settled */
+    double oldest_s;             /* CLOCK_MONOTONIC s when buf's first point came */
+    double retry_at_s;           /* after a failed flush: the flusher waits until then */
+    uint64_t seq, written, dropped;
+    bool stop;
+    pthread_t thread;
+    log_limit drop_log, fail_log;
+};
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const curve_entry *x = a, *y = b;
+    int c = strcmp(x->job_id, y->job_id);
+    if (c != 0)
+        return c;
+    if (x->trial_number != y->trial_number)
+        return x->trial_number < y->trial_number ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+typedef struct curve_batch {
+    const curve_entry *e;        /* sorted by (job id, trial number, arrival) */
+    zbso_curve_point *points;    /* the same points, one array for reports_put */
+    size_t n;
+} curve_batch;
+
+/* The unit of a flush: one reports_put per (job, trial). */
+static int curves_unit(store_txn *t, void *arg, zbso_err *err)
+{
+    const curve_batch *b = arg;
+    int rc = 0;
+    for (size_t i = 0, k; rc == 0 && i < b->n; i = k) {
+        for (k = i + 1; k < b->n && b->e[k].trial_number == b->e[i].trial_number &&
+                        strcmp(b->e[k].job_id, b->e[i].job_id) == 0; k++)
+            ;
+        rc = store_reports_put(t, b->e[i].job_id, b->e[i].trial_number, &b->points[i],
+                               k - i, err);
+    }
+    return rc;
+}
+
+/* Writes what buf holds now in one unit of work. A unit that fails for a storage outage
+ * (ZBSO_EUNAVAIL) puts its points back in front of those that came meanwhile, for the next
+ * try; any other failure (a value the database refuses, a bug) would fail again, so its
+ * points are dropped and counted. Returns 0 or the unit's code with err set. */
+static int curves_flush(store *st, zbso_err *err)
+{
+    struct store_curves *c = st->curves;
+    zbso_curve_point *points = NULL;
+    int rc = 0;
+    pthread_mutex_lock(&c->flush_mu);
+    pthread_mutex_lock(&c->mu);
+    curve_entry *take = c->buf;
+    size_t n = c->n, take_cap = c->cap;
+    c->buf = c->spare;
+    c->cap = c->spare_cap;
+    c->spare = NULL;
+    c->spare_cap = 0;
+    c->n = 0;
+    c->inflight = n;
+    pthread_mutex_unlock(&c->mu);
+    if (n > 0) {
+        qsort(take, n, sizeof *take, entry_cmp);
+        points = malloc(n * sizeof *points);
+        if (points == NULL) {
+            rc = err_set(err, ZBSO_ENOMEM, "out of memory writing %zu curve points", n);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                points[i] = take[i].p;
+            curve_batch b = {take, points, n};
+            rc = store_exec(st, curves_unit, &b, err);
+        }
+    }
+    pthread_mutex_lock(&c->mu);
+    bool keep = rc == ZBSO_EUNAVAIL || rc == ZBSO_ENOMEM;
+    if (keep && take_cap < n + c->n) {
+        /* Never past STORE_CURVE_MAX: store_report_add counts the points in flight. */
+        curve_entry *grown = realloc(take, (n + c->n) * sizeof *take);
+        keep = grown != NULL;
+        if (grown != NULL) {
+            take = grown;
+            take_cap = n + c->n;
+        }
+    }
+    if (keep) {
+        /* The points taken go back in front of those that came meanwhile. */
+        if (c->n > 0)
+            memcpy(take + n, c->buf, c->n * sizeof *take);
+        curve_entry *emptied = c->buf;
+        size_t emptied_cap = c->cap;
+        c->buf = take;
+        c->cap = take_cap;
+        c->n += n;
+        take = emptied;
+        take_cap = emptied_cap;
+        c->retry_at_s = clk_mono_s() + CURVE_RETRY_S;
+        log_limited(&c->fail_log, ZLOG_WARN, "database %s: %zu curve points not written,"
+                    " kept for the next try: %s", st->shown, n, err ? err->msg : "");
+    } else if (rc < 0) {
+        c->dropped += n;
+        log_limited(&c->fail_log, ZLOG_WARN, "database %s: %zu curve points dropped: %s",
+                    st->shown, n, err ? err->msg : "");
+    } else {
+        c->written += n;
+    }
+    c->inflight = 0;
+    free(c->spare);
+    c->spare = take;
+    c->spare_cap = take_cap;
+    pthread_mutex_unlock(&c->mu);
+    pthread_mutex_unlock(&c->flush_mu);
+    free(points);
+    return rc;
+}
+
+/* The flusher: writes buf once it holds STORE_CURVE_BATCH points or its oldest point is
+ * STORE_CURVE_DELAY_S old, not before retry_at_s after a failure, until stop. */
+static void *curves_main(void *arg)
+{
+    store *st = arg;
+    struct store_curves *c = st->curves;
+    pthread_mutex_lock(&c->mu);
+    while (!c->stop) {
+        double now = clk_mono_s(), due = INFINITY;
+        if (c->n >= STORE_CURVE_BATCH)
+            due = now;
+        else if (c->n > 0)
+            due = c->oldest_s + STORE_CURVE_DELAY_S;
+        if (c->n > 0 && due < c->retry_at_s)
+            due = c->retry_at_s;
+        if (due <= now) {
+            pthread_mutex_unlock(&c->mu);
+            zbso_err err = {0};
+            curves_flush(st, &err);
+            pthread_mutex_lock(&c->mu);
+        } else if (isinf(due)) {
+            pthread_cond_wait(&c->cv, &c->mu);
+        } else {
+            struct timespec ts = clk_deadline(CLOCK_MONOTONIC, due - now);
+            pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* Sets up st->curves and starts its flusher. Returns 0 or ZBSO_ENOMEM with err set. */
+static int curves_start(store *st, zbso_err *err)
+{
+    struct store_curves *c = calloc(1, sizeof *c);
+    pthread_condattr_t ca;
+    if (c == NULL)
+        return err_set(err, ZBSO_ENOMEM, "out of memory opening %s", st->shown);
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_mutex_init(&c->flush_mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    st->curves = c;
+    if (pthread_create(&c->thread, NULL, curves_main, st) != 0) {
+        st->curves = NULL;
+        pthread_cond_destroy(&c->cv);
+        pthread_mutex_destroy(&c->flush_mu);
+        pthread_mutex_destroy(&c->mu);
+        free(c);
+        return err_set(err, ZBSO_ENOMEM, "cannot start the curve point writer of %s",
+                       st->shown);
+    }
+    return 0;
+}
+
+/* Stops the flusher and writes what is left (one try: a point that cannot be written now
+ * is lost, and the log says how many). */
+static void curves_stop(store *st)
+{
+    struct store_curves *c = st->curves;
+    if (c == NULL)
+        return;
+    pthread_mutex_lock(&c->mu);
+    c->stop = true;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    pthread_join(c->thread, NULL);
+    zbso_err err = {0};
+    if (curves_flush(st, &err) < 0 && c->n > 0)
+        log_warn("database %s: %zu curve points lost at close: %s", st->shown, c->n, err.msg);
+    st->curves = NULL;
+    free(c->buf);
+    free(c->spare);
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->flush_mu);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+void store_report_add(store *st, const char *job_id, int64_t trial_number,
+                      const zbso_curve_point *point)
+{
+    struct store_curves *c = st->curves;
+    size_t len = strlen(job_id);
+    if (c == NULL)
+        return;
+    pthread_mutex_lock(&c->mu);
+    if (len > ZBSO_ID_MAX || c->n + c->inflight >= STORE_CURVE_MAX)
+        goto drop;
+    if (c->n == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 64;
+        if (ncap > STORE_CURVE_MAX)
+            ncap = STORE_CURVE_MAX;
+        curve_entry *grown = realloc(c->buf, ncap * sizeof *grown);
+        if (grown == NULL)
+            goto drop;
+        c->buf = grown;
+        c->cap = ncap;
+    }
+    curve_entry *e = &c->buf[c->n++];
+    memcpy(e->job_id, job_id, len + 1);
+    e->trial_number = trial_number;
+    e->seq = c->seq++;
+    e->p = *point;
+    if (c->n == 1)
+        c->oldest_s = clk_mono_s();
+    /* The flusher needs to hear of the first point (to time it) and of a full batch. */
+    if (c->n == 1 || c->n == STORE_CURVE_BATCH)
+        pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    return;
+drop:
+    c->dropped++;
+    size_t held = c->n + c->inflight;
+    pthread_mutex_unlock(&c->mu);
+    char shown[128];
+    log_escape(job_id, len, shown, sizeof shown);
+    log_limited(&c->drop_log, ZLOG_WARN, "database %s: curve point of job \"%s\" dropped"
+                " (%zu points buffered, at most %d)", st->shown, shown, held, STORE_CURVE_MAX);
+}
+
+int store_report_flush(store *st, zbso_err *err)
+{
+    return st->curves != NULL ? curves_flush(st, err) : 0;
+}
+
+void store_curve_stats(store *st, uint64_t *written, uint64_t *dropped, uint64_t *buffered)
+{
+    struct store_curves *c = st->curves;
+    uint64_t w = 0, d = 0, b = 0;
+    if (c != NULL) {
+        pthread_mutex_lock(&c->mu);
+        w = c->written;
+        d = c->dropped;
+        b = c->n + c->inflight;
+        pthread_mutex_unlock(&c->mu);
+    }
+    if (written != NULL)
+        *written = w;
+    if (dropped != NULL)
+        *dropped = d;
+    if (buffered != NULL)
+        *buffered = b;
 }

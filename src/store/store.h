@@ -104,7 +104,8 @@ typedef struct store_txn_ops {
     int (*jobs_list)(store_txn *t, const store_job_query *q, store_job_fn fn, void *ctx,
                      zbso_err *err);
     /* Stores points[0..n-1] of trial (job_id, trial_number): a point replaces the stored
-     * point of its epoch unless that one was received later. Points of a trial or job
+     * point of its epoch unless that one was received later. Points may repeat an epoch:
+     * the one received last wins, on a tie the later in points. Points of a trial or job
      * that does not exist (deleted meanwhile) are dropped without an error. */
     int (*reports_put)(store_txn *t, const char *job_id, int64_t trial_number,
                        const zbso_curve_point *points, size_t n, zbso_err *err);
@@ -200,6 +201,9 @@ typedef struct store_backend {
 struct store {
     const store_backend *backend;
     const char *shown;  /* the database in messages: a file path, a URL with "***" */
+    /* store.c's buffer of curve points (store_report_add); NULL until store_open sets it,
+     * and for a store opened with discard_curves. Backends leave it alone. */
+    struct store_curves *curves;
 };
 
 /* Picks the backend from the URL scheme: sqlite:///path, sqlite+aiosqlite:///path,
@@ -226,8 +230,11 @@ int store_exec_read(store *st, store_work_fn fn, void *arg, zbso_err *err);
  * thread writes the buffer in one unit (reports_put) when it holds STORE_CURVE_BATCH
  * points or its oldest point is STORE_CURVE_DELAY_S old, and store_close writes what is
  * left. A crash loses at most the buffered points, never a decision: the final report of a
- * trial is stored by the unit that ends it. A full buffer (STORE_CURVE_MAX points, a
- * database that cannot take the writes) drops the new point and counts it. */
+ * trial is stored by the unit that ends it. A unit that fails for a storage outage
+ * (ZBSO_EUNAVAIL) keeps its points for the next try, a second later; one that fails
+ * otherwise (a value the database refuses) would fail again, so its points are dropped and
+ * counted. A full buffer (STORE_CURVE_MAX points, a database that cannot take the writes)
+ * drops the new point and counts it. */
 #define STORE_CURVE_BATCH 1024
 #define STORE_CURVE_DELAY_S 0.25
 #define STORE_CURVE_MAX 65536

@@ -9,7 +9,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$zbso" simulate --workload squad --gpu v100 --seeds 1..3 --eta 0.5 --beta 2 \
     --out "$dir/out" >"$dir/stdout" 2>"$dir/stderr" || fail "simulate exited $?: $(cat "$dir/stderr")"
-for f in runs.csv summary.csv cost.svg; do
+for f in runs.csv summary.csv savings.csv cost.svg; do
     [ -s "$dir/out/$f" ] || fail "$f missing or empty"
 done
 [ "$(head -n 1 "$dir/out/runs.csv")" = "workload,gpu,seed,recurrence,try,bs,pl,energy,time,reached,cost" ] ||

@@ -1,7 +1,8 @@
 /* test_sim.c: the simulator's pieces with exact values: the trace parser (a good file and
  * each kind of malformed one), one run's arithmetic on a tiny hand-made trace (epochs,
  * time, energy, cost, JIT pick, cost_ub cut), a whole simulation's first run, and
- * determinism of runs.csv across repeats and thread counts. */
+ * determinism of runs.csv across repeats and thread counts, the savings of a job's records
+ * and savings.csv. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/spec.h"
 #include "sim/sim.h"
 
 #define POWER_HDR "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power\n"
@@ -378,6 +380,61 @@ static void test_determinism(void **state)
     free(d);
 }
 
+/* sim_savings builds one Succeeded trial per record and n_unrun Failed ones, and gives
+ * them to opt_savings_compute; savings.csv writes what that gave, empty where a figure does
+ * not exist. Spec: default 32, eta 0.5, max_power 200: cost = E/2 + 100 T. */
+static void test_savings_of_records(void **state)
+{
+    zbso_job_spec spec;
+    spec_defaults(&spec);
+    spec.batch_sizes[0] = 16;
+    spec.batch_sizes[1] = 32;
+    spec.n_batch_sizes = 2;
+    spec.default_batch_size = 32;
+    spec.max_power = 200;
+    sim_row rows[] = {
+        {1, 1, 32, 200, 2000, 10, 2000, true},   /* cost 1000 + 1000 */
+        {2, 1, 16, 200, 800, 6, 1000, false},    /* 400 + 600, not reached */
+        {2, 2, 16, 200, 1200, 4, 1000, true},    /* 600 + 400 */
+    };
+    sim_result r = {.seed = 9, .rows = rows, .n_rows = 3, .n_unrun = 2};
+    zbso_err err;
+    assert_int_equal(sim_savings(&spec, &r, &r.savings, &err), 0);
+    const opt_savings *s = &r.savings;
+    assert_int_equal(s->finished, 3);
+    assert_int_equal(s->failed, 2);
+    assert_true(s->spent.energy == 4000 && s->spent.time == 20 && s->spent.cost == 4000);
+    assert_int_equal(s->default_runs, 1);
+    /* 3*2000 - 4000 = 2000 (energy and cost), 3*10 - 20 = 10; cumulative 2000 <= 2000,
+     * 3000 <= 4000, 4000 <= 6000: even from 1. Best 16 (1000): 4000 - 3*1000 = 1000. */
+    assert_true(s->saved.energy == 2000 && s->saved.time == 10 && s->saved.cost == 2000);
+    assert_int_equal(s->break_even, 1);
+    assert_int_equal(s->best_batch_size, 16);
+    assert_true(s->regret == 1000);
+
+    sim_workload w;
+    memset(&w, 0, sizeof w);
+    w.preset.name = "tiny";
+    snprintf(w.gpu, sizeof w.gpu, "g1");
+    sim_workload *ws[1] = {&w};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(sim_write_savings(f, ws, 1, &r, 1, &err), 0);
+    /* Without a converged default run: no baseline, no break-even (empty fields). */
+    rows[0].reached = false;
+    assert_int_equal(sim_savings(&spec, &r, &r.savings, &err), 0);
+    assert_int_equal(sim_write_savings(f, ws, 1, &r, 1, &err), 0);
+    fclose(f);
+    assert_string_equal(buf, SIM_SAVINGS_HEADER "\n"
+                        "tiny,g1,9,3,2,4000,20,4000,32,1,2000,10,2000,2000,10,2000,1,16,1000,"
+                        "1000\n"
+                        SIM_SAVINGS_HEADER "\n"
+                        "tiny,g1,9,3,2,4000,20,4000,32,0,,,,,,,,16,1000,1000\n");
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_run_arithmetic),
         cmocka_unit_test(test_simulate_first_run),
         cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_savings_of_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

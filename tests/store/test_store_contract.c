@@ -1486,6 +1486,550 @@ static void test_urls(void **state)
     remove_db(rel);
 }
 
+/* ---- inspection: job listing, trial pages, curve points, counts ---- */
+
+#define JL_MAX 16
+typedef struct jl_arg {
+    store_job_query q;
+    int stop_at;                 /* > 0: the callback returns 5 at this row */
+    char ids[JL_MAX][32];
+    zbso_job jobs[JL_MAX];
+    int n;
+} jl_arg;
+
+static int jl_cb(void *ctx, const zbso_job *job)
+{
+    jl_arg *a = ctx;
+    if (a->n == JL_MAX)
+        return -100;
+    snprintf(a->ids[a->n], sizeof a->ids[0], "%.31s", job->spec.job_id);
+    a->jobs[a->n++] = *job;
+    return a->stop_at > 0 && a->n == a->stop_at ? 5 : 0;
+}
+
+static int u_jobs_list(store_txn *t, void *argp, zbso_err *err)
+{
+    jl_arg *a = argp;
+    a->n = 0;
+    return store_jobs_list(t, &a->q, jl_cb, a, err);
+}
+
+/* Lists jobs matching q (read-only unit) and checks the ids against want (n_want). */
+static void assert_jobs(store *st, store_job_query q, const char *const *want, int n_want)
+{
+    jl_arg a = {.q = q};
+    zbso_err err = {0};
+    int rc = store_exec_read(st, u_jobs_list, &a, &err);
+    if (rc != 0)
+        fail_msg("jobs_list: %d %s", rc, err.msg);
+    for (int i = 0; i < a.n && i < n_want; i++)
+        if (strcmp(a.ids[i], want[i]) != 0)
+            fail_msg("jobs_list row %d: \"%s\", want \"%s\"", i, a.ids[i], want[i]);
+    assert_int_equal(a.n, n_want);
+}
+
+/* Ids in bytewise order: upper case before lower, '%' and '_' (LIKE's wildcards) as
+ * themselves, a two-byte UTF-8 letter (0xC3 0xA9) and DEL (0x7f) after ASCII letters. A
+ * collation of a locale would put "B" between "ab" and "b", and "é" next to "e". */
+static const char *const jl_ids[] = {"B", "a", "a%b", "a_c", "ab", "abc", "axb",
+                                     "b", "e", "f", "\x7f", "\xc3\xa9", "\xc3\xa9t\xc3\xa9"};
+#define JL_N (sizeof jl_ids / sizeof jl_ids[0])
+
+static void test_jobs_list(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    /* inserted in reverse, so the store must order them */
+    for (size_t i = JL_N; i-- > 0;) {
+        zbso_job j;
+        make_job(&j, jl_ids[i]);
+        j.updated_at = 1700000100.5 + (double)i;
+        put(st, &j, NULL, 0, NULL, 0);
+    }
+    assert_jobs(st, (store_job_query){0}, jl_ids, JL_N);
+    assert_jobs(st, (store_job_query){.prefix = "", .after = ""}, jl_ids, JL_N);
+    /* every field comes back, updated_at included */
+    jl_arg a = {.q = {.prefix = "ab"}};
+    assert_int_equal(store_exec(st, u_jobs_list, &a, &err), 0);
+    assert_int_equal(a.n, 2);
+    zbso_job want;
+    make_job(&want, "ab");
+    want.updated_at = 1700000100.5 + 4.0;
+    assert_job_equal(&a.jobs[0], &want);
+    assert_true(a.jobs[0].updated_at == want.updated_at);
+
+    assert_jobs(st, (store_job_query){.prefix = "a"}, jl_ids + 1, 6);
+    assert_jobs(st, (store_job_query){.prefix = "a%"}, (const char *[]){"a%b"}, 1);
+    assert_jobs(st, (store_job_query){.prefix = "a_"}, (const char *[]){"a_c"}, 1);
+    assert_jobs(st, (store_job_query){.prefix = "A"}, NULL, 0);
+    assert_jobs(st, (store_job_query){.prefix = "abcd"}, NULL, 0);
+    assert_jobs(st, (store_job_query){.prefix = "\xc3\xa9"}, jl_ids + 11, 2);
+    assert_jobs(st, (store_job_query){.prefix = "\x7f"}, jl_ids + 10, 1);
+    assert_jobs(st, (store_job_query){.prefix = "\xc3"}, jl_ids + 11, 2);
+    /* pages: limit, then after = the last id of the page */
+    assert_jobs(st, (store_job_query){.limit = 3}, jl_ids, 3);
+    assert_jobs(st, (store_job_query){.after = "a%b", .limit = 3}, jl_ids + 3, 3);
+    assert_jobs(st, (store_job_query){.after = "abc", .limit = 100}, jl_ids + 6, JL_N - 6);
+    assert_jobs(st, (store_job_query){.after = "\xc3\xa9t\xc3\xa9"}, NULL, 0);
+    /* a cursor that is no job id: the ids above it */
+    assert_jobs(st, (store_job_query){.after = "c"}, jl_ids + 8, JL_N - 8);
+    assert_jobs(st, (store_job_query){.after = "\x01"}, jl_ids, JL_N);
+    /* prefix and cursor together */
+    assert_jobs(st, (store_job_query){.prefix = "a", .after = "a_c", .limit = 2},
+                jl_ids + 4, 2);
+    assert_jobs(st, (store_job_query){.prefix = "a", .after = "axb"}, NULL, 0);
+    assert_jobs(st, (store_job_query){.prefix = "ab", .after = "a"}, jl_ids + 4, 2);
+    assert_jobs(st, (store_job_query){.prefix = "a", .after = "b"}, NULL, 0);
+    /* the callback stops the listing with its code */
+    a = (jl_arg){.stop_at = 2};
+    assert_int_equal(store_exec(st, u_jobs_list, &a, &err), 5);
+    assert_int_equal(a.n, 2);
+    store_close(st);
+}
+
+/* trials_list's page fields: after (a cursor), limit (the first rows), with last_n. */
+static void test_trials_pages(void **state)
+{
+    store *st = open_fresh();
+    zbso_job j;
+    make_job(&j, "pages");
+    zbso_trial tr[6];
+    for (int i = 0; i < 6; i++)
+        tr[i] = make_trial(i + 1, i % 2 ? 16 : 8, ZBSO_TRIAL_MAB,
+                           i % 3 ? ZBSO_TRIAL_SUCCEEDED : ZBSO_TRIAL_DISPATCHED, 1.0);
+    put(st, &j, tr, 6, NULL, 0);
+    int64_t got[LIST_MAX];
+    size_t n;
+    n = list(st, "pages", (store_trial_query){.limit = 2}, got);
+    assert_numbers(got, n, (int64_t[]){1, 2}, 2);
+    n = list(st, "pages", (store_trial_query){.after = 2, .limit = 2}, got);
+    assert_numbers(got, n, (int64_t[]){3, 4}, 2);
+    n = list(st, "pages", (store_trial_query){.after = 4, .limit = 100}, got);
+    assert_numbers(got, n, (int64_t[]){5, 6}, 2);
+    n = list(st, "pages", (store_trial_query){.after = 6}, got);
+    assert_int_equal(n, 0);
+    n = list(st, "pages", (store_trial_query){.after = 100}, got);
+    assert_int_equal(n, 0);
+    /* after counts trial numbers, not matching rows */
+    n = list(st, "pages", (store_trial_query){.batch_size = 16, .after = 2, .limit = 1}, got);
+    assert_numbers(got, n, (int64_t[]){4}, 1);
+    n = list(st, "pages", (store_trial_query){.status_mask = 1u << ZBSO_TRIAL_SUCCEEDED,
+                                              .after = 3}, got);
+    assert_numbers(got, n, (int64_t[]){5, 6}, 2);
+    /* last_n first, then the first limit of those; after filters before last_n */
+    n = list(st, "pages", (store_trial_query){.last_n = 4, .limit = 2}, got);
+    assert_numbers(got, n, (int64_t[]){3, 4}, 2);
+    n = list(st, "pages", (store_trial_query){.last_n = 4, .after = 4}, got);
+    assert_numbers(got, n, (int64_t[]){5, 6}, 2);
+    store_close(st);
+}
+
+#define PT_MAX 16
+typedef struct pt_arg {
+    const char *id;
+    int64_t n;
+    const zbso_curve_point *points;
+    size_t np;
+    zbso_curve_point got[PT_MAX];
+    size_t n_got;
+    int stop_at;
+} pt_arg;
+
+static int pt_cb(void *ctx, const zbso_curve_point *p)
+{
+    pt_arg *a = ctx;
+    if (a->n_got == PT_MAX)
+        return -100;
+    a->got[a->n_got++] = *p;
+    return a->stop_at > 0 && (int)a->n_got == a->stop_at ? 3 : 0;
+}
+
+static int u_reports_put(store_txn *t, void *argp, zbso_err *err)
+{
+    pt_arg *a = argp;
+    return store_reports_put(t, a->id, a->n, a->points, a->np, err);
+}
+
+static int u_reports_list(store_txn *t, void *argp, zbso_err *err)
+{
+    pt_arg *a = argp;
+    a->n_got = 0;
+    return store_reports_list(t, a->id, a->n, pt_cb, a, err);
+}
+
+static void put_points(store *st, const char *id, int64_t n, const zbso_curve_point *p,
+                       size_t np)
+{
+    pt_arg a = {.id = id, .n = n, .points = p, .np = np};
+    zbso_err err = {0};
+    int rc = store_exec(st, u_reports_put, &a, &err);
+    if (rc != 0)
+        fail_msg("reports_put %s/%lld: %d %s", id, (long long)n, rc, err.msg);
+}
+
+/* Checks the points of trial (id, n), listed in a read-only unit, against want. */
+static void assert_points(store *st, const char *id, int64_t n, const zbso_curve_point *want,
+                          size_t n_want)
+{
+    pt_arg a = {.id = id, .n = n};
+    zbso_err err = {0};
+    int rc = store_exec_read(st, u_reports_list, &a, &err);
+    if (rc != 0)
+        fail_msg("reports_list %s/%lld: %d %s", id, (long long)n, rc, err.msg);
+    assert_int_equal(a.n_got, n_want);
+    for (size_t i = 0; i < n_want; i++) {
+        const zbso_curve_point *g = &a.got[i], *w = &want[i];
+        assert_int_equal(g->epoch, w->epoch);
+        assert_true(g->time == w->time && g->energy == w->energy);
+        assert_true(g->metric == w->metric || (isnan(g->metric) && isnan(w->metric)));
+        assert_true(g->received_at == w->received_at);
+    }
+}
+
+static zbso_curve_point pt(int64_t epoch, double received_at)
+{
+    return (zbso_curve_point){epoch, 10.25 * (double)epoch + 0.125,
+                              300.5 * (double)epoch + 1.0 / 3.0, 0.5 + 0.0625 * (double)epoch,
+                              received_at};
+}
+
+/* A unit that stores points and then fails: none of them may remain. */
+static int u_points_then_fail(store_txn *t, void *argp, zbso_err *err)
+{
+    zbso_curve_point p[2] = {pt(1, 9e9), pt(7, 9e9)};
+    p[0].metric = -1.0;
+    int rc = store_reports_put(t, "rp", 1, p, 2, err);
+    if (rc == 0)
+        rc = store_job_delete(t, "rp2", err);
+    return rc < 0 ? rc : err_set(err, ZBSO_ECONFLICT, "deliberate failure");
+}
+
+static void test_reports_put_and_list(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j, j2;
+    make_job(&j, "rp");
+    make_job(&j2, "rp2");
+    zbso_trial tr[2] = {make_trial(1, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_DISPATCHED, 1.0),
+                        make_trial(2, 16, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_DISPATCHED, 2.0)};
+    put(st, &j, tr, 2, NULL, 0);
+    put(st, &j2, tr, 1, NULL, 0);
+    assert_points(st, "rp", 1, NULL, 0);
+
+    /* out of order in; ascending by epoch out; a NaN metric survives */
+    zbso_curve_point in[4] = {pt(2, 100.0), pt(0, 90.0), pt(3, 110.0), pt(1, 95.0)};
+    in[3].metric = NAN;
+    put_points(st, "rp", 1, in, 4);
+    zbso_curve_point want[4] = {in[1], in[3], in[0], in[2]};
+    assert_points(st, "rp", 1, want, 4);
+    assert_points(st, "rp", 2, NULL, 0);
+    assert_points(st, "rp2", 1, NULL, 0);
+
+    /* a point received later replaces its epoch; one received earlier does not */
+    zbso_curve_point later = pt(2, 200.0), earlier = pt(3, 50.0);
+    later.metric = 0.99;
+    earlier.metric = 0.01;
+    zbso_curve_point two[2] = {later, earlier};
+    put_points(st, "rp", 1, two, 2);
+    want[2] = later;
+    assert_points(st, "rp", 1, want, 4);
+    /* an equal time replaces too (the newer report of the same instant) */
+    zbso_curve_point same = pt(0, 90.0);
+    same.energy = 1.5;
+    put_points(st, "rp", 1, &same, 1);
+    want[0] = same;
+    assert_points(st, "rp", 1, want, 4);
+
+    /* one epoch twice in one call: the later received wins, on a tie the later one */
+    zbso_curve_point dup[4] = {pt(5, 300.0), pt(5, 301.0), pt(5, 250.0), pt(6, 400.0)};
+    dup[0].metric = 1.0;
+    dup[1].metric = 2.0;
+    dup[2].metric = 3.0;
+    dup[3].metric = 4.0;
+    zbso_curve_point tie[2] = {pt(6, 400.0), pt(6, 400.0)};
+    tie[0].metric = 5.0;
+    tie[1].metric = 6.0;
+    put_points(st, "rp", 2, dup, 4);
+    put_points(st, "rp", 2, tie, 2);
+    assert_points(st, "rp", 2, (zbso_curve_point[]){dup[1], tie[1]}, 2);
+
+    /* points of an unknown trial or job are dropped without an error */
+    put_points(st, "rp", 9, in, 4);
+    put_points(st, "ghost", 1, in, 4);
+    put_points(st, "rp", 1, NULL, 0);
+    assert_points(st, "rp", 9, NULL, 0);
+    assert_points(st, "ghost", 1, NULL, 0);
+    assert_points(st, "rp", 1, want, 4);
+
+    /* the callback stops the listing with its code */
+    pt_arg la = {.id = "rp", .n = 1, .stop_at = 2};
+    assert_int_equal(store_exec(st, u_reports_list, &la, &err), 3);
+    assert_int_equal(la.n_got, 2);
+
+    /* a failed unit leaves no point; a read-only unit stores none */
+    assert_int_equal(store_exec(st, u_points_then_fail, NULL, &err), ZBSO_ECONFLICT);
+    assert_points(st, "rp", 1, want, 4);
+    pt_arg ro = {.id = "rp", .n = 1, .points = in, .np = 1};
+    assert_int_equal(store_exec_read(st, u_reports_put, &ro, &err), ZBSO_EINTERNAL);
+    assert_non_null(strstr(err.msg, "read-only unit of work"));
+
+    /* points go with their job, and a job made again under its id has none */
+    put_points(st, "rp2", 1, in, 2);
+    assert_int_equal(store_exec(st, u_job_delete, "rp", &err), 0);
+    assert_points(st, "rp", 1, NULL, 0);
+    put(st, &j, tr, 2, NULL, 0);
+    assert_points(st, "rp", 1, NULL, 0);
+    assert_points(st, "rp", 2, NULL, 0);
+    assert_points(st, "rp2", 1, (zbso_curve_point[]){in[1], in[0]}, 2);
+    store_close(st);
+}
+
+static int u_counts(store_txn *t, void *argp, zbso_err *err)
+{
+    return store_counts_get(t, argp, err);
+}
+
+static void test_counts(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    store_counts c;
+    memset(&c, 0x55, sizeof c);
+    assert_int_equal(store_exec_read(st, u_counts, &c, &err), 0);
+    assert_int_equal(c.jobs, 0);
+    for (int ty = 0; ty < 3; ty++)
+        for (int s = 0; s < 3; s++)
+            assert_int_equal(c.trials[ty][s], 0);
+    zbso_job j, j2, j3;
+    make_job(&j, "c1");
+    make_job(&j2, "c2");
+    make_job(&j3, "c3");
+    zbso_trial tr[5] = {
+        make_trial(1, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_SUCCEEDED, 1.0),
+        make_trial(2, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_FAILED, 1.0),
+        make_trial(3, 8, ZBSO_TRIAL_CONCURRENT, ZBSO_TRIAL_DISPATCHED, 1.0),
+        make_trial(4, 8, ZBSO_TRIAL_MAB, ZBSO_TRIAL_SUCCEEDED, 1.0),
+        make_trial(5, 8, ZBSO_TRIAL_MAB, ZBSO_TRIAL_SUCCEEDED, 1.0),
+    };
+    put(st, &j, tr, 5, NULL, 0);
+    put(st, &j2, tr, 2, NULL, 0);
+    put(st, &j3, NULL, 0, NULL, 0);
+    assert_int_equal(store_exec(st, u_counts, &c, &err), 0);
+    assert_int_equal(c.jobs, 3);
+    int64_t want[3][3] = {{0, 2, 2}, {1, 0, 0}, {0, 2, 0}};
+    for (int ty = 0; ty < 3; ty++)
+        for (int s = 0; s < 3; s++)
+            assert_int_equal(c.trials[ty][s], want[ty][s]);
+    assert_int_equal(store_exec(st, u_job_delete, "c1", &err), 0);
+    assert_int_equal(store_exec_read(st, u_counts, &c, &err), 0);
+    assert_int_equal(c.jobs, 2);
+    assert_int_equal(c.trials[ZBSO_TRIAL_EXPLORATION][ZBSO_TRIAL_SUCCEEDED], 1);
+    assert_int_equal(c.trials[ZBSO_TRIAL_EXPLORATION][ZBSO_TRIAL_FAILED], 1);
+    assert_int_equal(c.trials[ZBSO_TRIAL_MAB][ZBSO_TRIAL_SUCCEEDED], 0);
+    store_close(st);
+}
+
+/* ---- the buffer of curve points (store_report_add) ---- */
+
+/* Adds points epochs [from, to) of trial (id, n), received at 1000 + epoch. */
+static void add_points(store *st, const char *id, int64_t n, int64_t from, int64_t to)
+{
+    for (int64_t e = from; e < to; e++) {
+        zbso_curve_point p = pt(e, 1000.0 + (double)e);
+        store_report_add(st, id, n, &p);
+    }
+}
+
+typedef struct count_pts {
+    const char *id;
+    int64_t n;
+    size_t count;
+    int64_t next_epoch;          /* the epoch expected next; -1 once one was out of order */
+} count_pts;
+
+static int count_pt_cb(void *ctx, const zbso_curve_point *p)
+{
+    count_pts *a = ctx;
+    zbso_curve_point w = pt(a->next_epoch, 1000.0 + (double)a->next_epoch);
+    a->next_epoch = p->epoch == w.epoch && p->time == w.time && p->received_at ==
+                    w.received_at ? a->next_epoch + 1 : -1;
+    a->count++;
+    return 0;
+}
+
+static int u_count_pts(store_txn *t, void *argp, zbso_err *err)
+{
+    count_pts *a = argp;
+    a->count = 0;
+    a->next_epoch = 0;
+    return store_reports_list(t, a->id, a->n, count_pt_cb, a, err);
+}
+
+/* The number of stored points of (id, n); fails unless they are epochs 0, 1, ... */
+static size_t stored_points(store *st, const char *id, int64_t n)
+{
+    count_pts a = {.id = id, .n = n};
+    zbso_err err = {0};
+    int rc = store_exec_read(st, u_count_pts, &a, &err);
+    if (rc != 0)
+        fail_msg("reports_list: %d %s", rc, err.msg);
+    if (a.count > 0 && a.next_epoch != (int64_t)a.count)
+        fail_msg("points of %s/%lld are not epochs 0..%zu", id, (long long)n, a.count - 1);
+    return a.count;
+}
+
+static void assert_stats(store *st, uint64_t written, uint64_t dropped, uint64_t buffered)
+{
+    uint64_t w, d, b;
+    store_curve_stats(st, &w, &d, &b);
+    if (w != written || d != dropped || b != buffered)
+        fail_msg("curve stats written %llu dropped %llu buffered %llu, want %llu %llu %llu",
+                 (unsigned long long)w, (unsigned long long)d, (unsigned long long)b,
+                 (unsigned long long)written, (unsigned long long)dropped,
+                 (unsigned long long)buffered);
+}
+
+/* store_report_flush writes every buffered point, grouped per trial, and the flusher
+ * writes a point on its own within STORE_CURVE_DELAY_S (waited for up to 20 s: a loaded
+ * machine). */
+static void test_curve_buffer(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job a, b;
+    make_job(&a, "cb-a");
+    make_job(&b, "cb-b");
+    zbso_trial tr[2] = {make_trial(1, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_DISPATCHED, 1.0),
+                        make_trial(2, 16, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_DISPATCHED, 2.0)};
+    put(st, &a, tr, 2, NULL, 0);
+    put(st, &b, tr, 1, NULL, 0);
+    assert_stats(st, 0, 0, 0);
+    assert_int_equal(store_report_flush(st, &err), 0);
+    /* interleaved trials; the stats count what was added, the unknown trial's too */
+    for (int64_t e = 0; e < 40; e++) {
+        add_points(st, "cb-a", 1, e, e + 1);
+        add_points(st, "cb-b", 1, e, e + 1);
+        if (e < 10)
+            add_points(st, "cb-a", 2, e, e + 1);
+        if (e < 5)
+            add_points(st, "cb-a", 3, e, e + 1);
+    }
+    assert_int_equal(store_report_flush(st, &err), 0);
+    assert_stats(st, 95, 0, 0);
+    assert_int_equal(stored_points(st, "cb-a", 1), 40);
+    assert_int_equal(stored_points(st, "cb-b", 1), 40);
+    assert_int_equal(stored_points(st, "cb-a", 2), 10);
+    assert_int_equal(stored_points(st, "cb-a", 3), 0);
+
+    /* a point left alone reaches the database without a flush call */
+    add_points(st, "cb-b", 1, 40, 41);
+    size_t got = 0;
+    for (int i = 0; i < 400 && got < 41; i++) {
+        usleep(50 * 1000);
+        got = stored_points(st, "cb-b", 1);
+    }
+    assert_int_equal(got, 41);
+    assert_stats(st, 96, 0, 0);
+    store_close(st);
+}
+
+typedef struct hold_arg {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int phase;                   /* 1: the unit runs; 2: it may end */
+} hold_arg;
+
+/* A unit that holds the writer (memory's mutex, sqlite's writer thread) until phase 2. */
+static int u_hold(store_txn *t, void *argp, zbso_err *err)
+{
+    hold_arg *h = argp;
+    pthread_mutex_lock(&h->mu);
+    h->phase = 1;
+    pthread_cond_broadcast(&h->cv);
+    while (h->phase != 2)
+        pthread_cond_wait(&h->cv, &h->mu);
+    pthread_mutex_unlock(&h->mu);
+    return 0;
+}
+
+typedef struct hold_thread {
+    store *st;
+    hold_arg *h;
+    int rc;
+} hold_thread;
+
+static void *hold_main(void *p)
+{
+    hold_thread *ht = p;
+    zbso_err err = {0};
+    ht->rc = store_exec(ht->st, u_hold, ht->h, &err);
+    return NULL;
+}
+
+/* While the database cannot take the flusher's unit, the buffer holds STORE_CURVE_MAX
+ * points, those taken by the waiting flush included, and drops and counts the rest. */
+static void test_curve_buffer_cap(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j;
+    make_job(&j, "cap");
+    zbso_trial tr = make_trial(1, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_DISPATCHED, 1.0);
+    put(st, &j, &tr, 1, NULL, 0);
+    hold_arg h = {.phase = 0};
+    pthread_mutex_init(&h.mu, NULL);
+    pthread_cond_init(&h.cv, NULL);
+    hold_thread ht = {st, &h, -1};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, hold_main, &ht), 0);
+    pthread_mutex_lock(&h.mu);
+    while (h.phase != 1)
+        pthread_cond_wait(&h.cv, &h.mu);
+    pthread_mutex_unlock(&h.mu);
+
+    add_points(st, "cap", 1, 0, STORE_CURVE_MAX + 7);
+    assert_stats(st, 0, 7, STORE_CURVE_MAX);
+
+    pthread_mutex_lock(&h.mu);
+    h.phase = 2;
+    pthread_cond_broadcast(&h.cv);
+    pthread_mutex_unlock(&h.mu);
+    pthread_join(th, NULL);
+    assert_int_equal(ht.rc, 0);
+    assert_int_equal(store_report_flush(st, &err), 0);
+    assert_stats(st, STORE_CURVE_MAX, 7, 0);
+    assert_int_equal(stored_points(st, "cap", 1), STORE_CURVE_MAX);
+    /* room again */
+    add_points(st, "cap", 1, STORE_CURVE_MAX, STORE_CURVE_MAX + 1);
+    assert_int_equal(store_report_flush(st, &err), 0);
+    assert_stats(st, STORE_CURVE_MAX + 1, 7, 0);
+    pthread_cond_destroy(&h.cv);
+    pthread_mutex_destroy(&h.mu);
+    store_close(st);
+}
+
+/* discard_curves: store_report_add keeps nothing and writes nothing. */
+static void test_curve_discard(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j;
+    make_job(&j, "discard");
+    zbso_trial tr = make_trial(1, 8, ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_DISPATCHED, 1.0);
+    put(st, &j, &tr, 1, NULL, 0);
+    store_close(st);
+    store_options opt = {.discard_curves = true};
+    assert_int_equal(store_open(g_url, &opt, &st, &err), 0);
+    if (g_path[0] == '\0' && !g_pg) /* memory:// starts empty */
+        put(st, &j, &tr, 1, NULL, 0);
+    add_points(st, "discard", 1, 0, 3);
+    assert_stats(st, 0, 0, 0);
+    assert_int_equal(store_report_flush(st, &err), 0);
+    assert_int_equal(stored_points(st, "discard", 1), 0);
+    store_close(st);
+}
+
 int main(int argc, char **argv)
 {
     bool pg = argc == 2 && strcmp(argv[1], "--pg") == 0;
@@ -1523,6 +2067,17 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_not_a_database),
         cmocka_unit_test(test_urls),
     };
+    /* The inspection operations and the curve buffer (memory:// only until the SQL
+     * backends have them). */
+    const struct CMUnitTest inspection[] = {
+        cmocka_unit_test(test_jobs_list),
+        cmocka_unit_test(test_trials_pages),
+        cmocka_unit_test(test_reports_put_and_list),
+        cmocka_unit_test(test_counts),
+        cmocka_unit_test(test_curve_buffer),
+        cmocka_unit_test(test_curve_buffer_cap),
+        cmocka_unit_test(test_curve_discard),
+    };
     const struct CMUnitTest pg_more[] = {
         cmocka_unit_test(test_reopen_finds_everything),
         cmocka_unit_test(test_read_snapshot),
@@ -1533,6 +2088,8 @@ int main(int argc, char **argv)
         failed += cmocka_run_group_tests_name("postgresql_more", pg_more, group_pg, group_end);
     } else {
         failed += cmocka_run_group_tests_name("memory", contract, group_memory, group_end);
+        failed += cmocka_run_group_tests_name("memory_inspection", inspection, group_memory,
+                                              group_end);
         failed += cmocka_run_group_tests_name("sqlite", contract, group_sqlite, group_end);
         failed += cmocka_run_group_tests_name("sqlite_only", sqlite_only, group_sqlite,
                                               group_end);
