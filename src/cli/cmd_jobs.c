@@ -45,10 +45,12 @@ static const char jobs_usage[] =
     "  --token-file F    read the bearer token from file F (its first line)\n"
     "  --db URL          read the database directly (default: ZEUS_BSO_DATABASE_URL, or\n"
     "                    sqlite:///zbso.db); read-only, except rm\n"
+    "  --page-size N     rows per request of ls, trials and export, 1..1000 (default 200\n"
+    "                    jobs, 1000 trials); every page is fetched whatever its size\n"
     "Table columns carry their units (J, s); times are UTC. Exit status: 0, 1 when the job\n"
     "or trial is unknown or the server or database failed, 2 for a usage error.\n";
 
-enum { OPT_FORMAT = CLI_OPT_OWN, OPT_SERVER, OPT_TOKEN_FILE, OPT_PREFIX };
+enum { OPT_FORMAT = CLI_OPT_OWN, OPT_SERVER, OPT_TOKEN_FILE, OPT_PREFIX, OPT_PAGE_SIZE };
 
 typedef enum sub { SUB_LS, SUB_SHOW, SUB_TRIALS, SUB_CURVE, SUB_EXPORT, SUB_RM } sub;
 
@@ -70,6 +72,7 @@ typedef struct jobs_args {
     const char *prefix;        /* ls */
     const char *job_id;
     int64_t trial_number;      /* curve */
+    int64_t page_size;         /* 0: JOBS_PAGE or TRIALS_PAGE */
     cli_config cfg;            /* database URL and credentials, API token */
 } jobs_args;
 
@@ -110,6 +113,7 @@ static int parse_args(int argc, char **argv, jobs_args *a, zbso_err *err)
         {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
         {"db", required_argument, NULL, CLI_OPT_DB},
         {"prefix", required_argument, NULL, OPT_PREFIX},
+        {"page-size", required_argument, NULL, OPT_PAGE_SIZE},
         {"help", no_argument, NULL, CLI_OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -144,6 +148,16 @@ static int parse_args(int argc, char **argv, jobs_args *a, zbso_err *err)
         case OPT_SERVER: a->server = optarg; break;
         case OPT_TOKEN_FILE: a->token_file = optarg; break;
         case OPT_PREFIX: a->prefix = optarg; break;
+        case OPT_PAGE_SIZE: {
+            char *end = NULL;
+            long long v = strtoll(optarg, &end, 10);
+            if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || v < 1 ||
+                v > INSP_LIMIT_MAX)
+                return err_set(err, ZBSO_EINVAL, "--page-size '%s' is not an integer in "
+                               "[1, %d]", optarg, INSP_LIMIT_MAX);
+            a->page_size = v;
+            break;
+        }
         case CLI_OPT_DB:
             if ((rc = config_copy("--db", optarg, a->cfg.database_url,
                                   sizeof a->cfg.database_url, err)) < 0)
@@ -190,6 +204,8 @@ static int parse_args(int argc, char **argv, jobs_args *a, zbso_err *err)
         return err_set(err, ZBSO_EINVAL, "--prefix applies to ls only");
     if (a->format_given && a->s == SUB_RM)
         return err_set(err, ZBSO_EINVAL, "--format does not apply to rm");
+    if (a->page_size > 0 && a->s != SUB_LS && a->s != SUB_TRIALS && a->s != SUB_EXPORT)
+        return err_set(err, ZBSO_EINVAL, "--page-size applies to ls, trials and export");
     if (a->s == SUB_EXPORT) {
         if (!a->format_given)
             a->format = JOBS_FMT_CSV;
@@ -400,7 +416,7 @@ static int export_job(source *src, const jobs_args *a, zbso_err *err)
         goto out;
     insp_request_init(&req, INSP_TRIALS);
     snprintf(req.job_id, sizeof req.job_id, "%s", a->job_id);
-    req.limit = TRIALS_PAGE;
+    req.limit = a->page_size > 0 ? a->page_size : TRIALS_PAGE;
     if ((rc = fetch_all(src, &req, "trials", &list, err)) < 0)
         goto out;
     size_t i;
@@ -454,8 +470,8 @@ static int run(source *src, const jobs_args *a, zbso_err *err)
 
     /* No job has a longer id: the same answer from the server and the database. */
     if (a->job_id != NULL && strlen(a->job_id) > ZBSO_ID_MAX)
-        return err_set(err, ZBSO_ENOTFOUND, "Unknown job_id: the id is %zu bytes long, over "
-                       "the maximum of %d", strlen(a->job_id), ZBSO_ID_MAX);
+        return err_set(err, ZBSO_ENOTFOUND, "Unknown job_id: '%.40s...' is %zu bytes long, "
+                       "over the maximum of %d", a->job_id, strlen(a->job_id), ZBSO_ID_MAX);
     if (a->s == SUB_EXPORT)
         return export_job(src, a, err);
     if (a->s == SUB_RM)
@@ -471,12 +487,12 @@ static int run(source *src, const jobs_args *a, zbso_err *err)
         if (a->prefix != NULL && strlen(a->prefix) > ZBSO_ID_MAX)
             return err_set(err, ZBSO_EINVAL, "--prefix is over %d bytes", ZBSO_ID_MAX);
         snprintf(req.prefix, sizeof req.prefix, "%s", a->prefix ? a->prefix : "");
-        req.limit = JOBS_PAGE;
+        req.limit = a->page_size > 0 ? a->page_size : JOBS_PAGE;
         if ((rc = fetch_all(src, &req, "jobs", &doc, err)) == 0)
             rc = jobs_fmt_list(stdout, a->format, doc, err);
         break;
     case SUB_TRIALS:
-        req.limit = TRIALS_PAGE;
+        req.limit = a->page_size > 0 ? a->page_size : TRIALS_PAGE;
         if ((rc = fetch_all(src, &req, "trials", &doc, err)) == 0)
             rc = jobs_fmt_trials(stdout, a->format, doc, err);
         break;
