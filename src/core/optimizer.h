@@ -167,8 +167,9 @@ typedef struct opt_prune_round {
     size_t n_explored;
     int64_t converged[ZBSO_MAX_BATCH_SIZES];      /* of those, converged */
     size_t n_converged;
-    int64_t pruned[ZBSO_MAX_BATCH_SIZES];         /* the round's list less the converged:
-                                                   * dropped when the round is complete */
+    int64_t pruned[ZBSO_MAX_BATCH_SIZES];         /* complete: the round's list less the
+                                                   * converged; else the explored less the
+                                                   * converged (decided so far) */
     size_t n_pruned;
     bool complete;                                /* the walk of this round has ended */
 } opt_prune_round;

@@ -24,14 +24,19 @@ int opt_prune_rounds(const zbso_job *job, const zbso_trial *explorations, size_t
         r->n_explored = w.n_explored;
         memcpy(r->converged, w.conv, w.n_conv * sizeof w.conv[0]);
         r->n_converged = w.n_conv;
-        /* conv is a subsequence of order (both in walk order): one merge pass. */
-        for (size_t i = 0, k = 0; i < w.n_order; i++) {
-            if (k < w.n_conv && w.conv[k] == w.order[i])
+        r->complete = w.stop == PRUNE_STOP_END;
+        /* Pruned: in a complete round, its list less the converged; in the round pruning
+         * is in, only what is already decided, the explored less the converged (the rest
+         * may still converge). conv is a subsequence of both lists (all in walk order):
+         * one merge pass. */
+        const int64_t *list = r->complete ? w.order : w.explored;
+        size_t n_list = r->complete ? w.n_order : w.n_explored;
+        for (size_t i = 0, k = 0; i < n_list; i++) {
+            if (k < w.n_conv && w.conv[k] == list[i])
                 k++;
             else
-                r->pruned[r->n_pruned++] = w.order[i];
+                r->pruned[r->n_pruned++] = list[i];
         }
-        r->complete = w.stop == PRUNE_STOP_END;
         /* An incomplete round is the one pruning is in; a round with nothing converged
          * ends pruning (opt_prune_next answers ZBSO_ENOCONV from then on). */
         if (!r->complete || w.n_conv == 0)

@@ -222,6 +222,7 @@ static int register_fn(store_txn *t, void *arg, zbso_err *err)
     job.num_trials = 0;
     job.revision = 1;
     job.created_at = w->env->now(w->env->ctx);
+    job.updated_at = job.created_at;
     if (job.spec.has_mab_seed) {
         rng_seed_u64(&job.rng, job.spec.mab_seed);
     } else {
@@ -423,6 +424,7 @@ static int next_fn(store_txn *t, void *arg, zbso_err *err)
     if ((rc = store_trial_insert(t, job.spec.job_id, &trial, w->key, err)) < 0)
         goto out;
     job.revision++;
+    job.updated_at = now;
     if ((rc = store_job_update(t, &job, err)) < 0)
         goto out;
     w->revision = job.revision;
@@ -453,6 +455,10 @@ typedef struct report_work {
     zbso_report_response *out;
     bool answered;               /* OUT of report_read_fn: *out is the final answer */
     int64_t revision;            /* OUT: the job's revision the answer rests on */
+    /* OUT: the answer kept the trial training, and its curve point (received at `now`,
+     * when the decision was taken) is to be buffered (store_report_add). */
+    bool add_point;
+    double now;
 } report_work;
 
 /* Loads the trial named by id; 404 naming it when missing or of another batch size. */
@@ -468,8 +474,9 @@ static int load_trial(store_txn *t, const zbso_trial_id *id, zbso_trial *trial,
 }
 
 /* Loads the job (locked with for_update) and the reported trial, and decides the report
- * at the env's current time into *job and *d. Returns 0, or 404/409 and store errors. */
-static int report_decide(store_txn *t, const report_work *w, bool for_update, zbso_job *job,
+ * at the env's current time (w->now) into *job and *d. Returns 0, or 404/409 and store
+ * errors. */
+static int report_decide(store_txn *t, report_work *w, bool for_update, zbso_job *job,
                          opt_report_decision *d, zbso_err *err)
 {
     const zbso_training_result *r = w->result;
@@ -479,7 +486,25 @@ static int report_decide(store_txn *t, const report_work *w, bool for_update, zb
         return rc;
     if ((rc = load_trial(t, &r->trial, &trial, err)) < 0)
         return rc;
-    return opt_report_decide(job, &trial, r, w->env->now(w->env->ctx), d, err);
+    w->now = w->env->now(w->env->ctx);
+    return opt_report_decide(job, &trial, r, w->now, d, err);
+}
+
+/* Whether the report's curve point is stored: only for epochs 0..max(max_epochs, 1) + 1,
+ * the most a trial that ends at max_epochs can report, however it counts. A report
+ * beyond is still decided and answered as ever; its point is not kept, so that a hostile
+ * or broken client sending ever new epochs cannot grow the database without end (a
+ * trial holds at most max(max_epochs, 1) + 2 points, one per epoch). */
+static bool point_kept(const zbso_job *job, int64_t epoch)
+{
+    int64_t max = job->spec.max_epochs > 1 ? job->spec.max_epochs : 1;
+    return epoch >= 0 && epoch <= max + 1;
+}
+
+static zbso_curve_point report_point(const report_work *w)
+{
+    const zbso_training_result *r = w->result;
+    return (zbso_curve_point){r->current_epoch, r->time, r->energy, r->metric, w->now};
 }
 
 /* Whether a report decision changes stored state: a repeated report and one that keeps
@@ -505,6 +530,8 @@ static int report_read_fn(store_txn *t, void *arg, zbso_err *err)
         *w->out = d.response;
         w->answered = true;
         w->revision = job.revision;
+        w->add_point = d.kind == OPT_REPORT_CONTINUE &&
+                       point_kept(&job, w->result->current_epoch);
     }
     return 0;
 }
@@ -518,20 +545,33 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
     opt_report_decision dec, *d = &dec;
     int rc;
 
+    w->add_point = false;
     if ((rc = report_decide(t, w, true, &job, d, err)) < 0)
         goto out;
     *w->out = d->response;
     w->revision = job.revision;
+    w->add_point = d->kind == OPT_REPORT_CONTINUE &&
+                   point_kept(&job, w->result->current_epoch);
     if (!report_writes(d))
         goto out;
     if ((rc = store_trial_update(t, job.spec.job_id, &d->trial, err)) < 0)
         goto out;
+    /* The point that ends a trial is written with the decision, in this unit: a crash
+     * loses both or neither, so a trial's last point is never lost (DESIGN.md "Curve
+     * points"). */
+    if (d->kind == OPT_REPORT_END && point_kept(&job, w->result->current_epoch)) {
+        zbso_curve_point pt = report_point(w);
+        if ((rc = store_reports_put(t, job.spec.job_id, d->trial.trial_number, &pt, 1,
+                                    err)) < 0)
+            goto out;
+    }
     if (d->update_min_cost) {
         job.has_min_cost = true;
         job.min_cost = d->cost;
         job.min_cost_batch_size = d->trial.batch_size;
     }
     job.revision++;
+    job.updated_at = w->now;
     if ((rc = store_job_update(t, &job, err)) < 0)
         goto out;
     w->revision = job.revision;
@@ -562,14 +602,19 @@ out:
 int svc_report(store *st, const svc_env *env, const zbso_training_result *result,
                zbso_report_response *out, int64_t *job_revision, zbso_err *err)
 {
-    report_work w = {env, result, out, false, 0};
+    report_work w = {env, result, out, false, 0, false, 0.0};
     /* Decide on a snapshot first; only a report that must store something goes to the
      * writer, whose unit decides again from the latest state, so a request that slipped
      * in between only changes which of the two answers. */
     int rc = store_exec_read(st, report_read_fn, &w, err);
-    if (rc < 0 || w.answered)
-        return put_revision(rc, w.revision, job_revision);
-    rc = store_exec(st, report_fn, &w, err);
+    if (rc == 0 && !w.answered)
+        rc = store_exec(st, report_fn, &w, err);
+    /* A point that keeps training is buffered once its answer is decided for good (a
+     * repeated report adds none): it rides with the next flush, not a unit of its own. */
+    if (rc == 0 && w.add_point) {
+        zbso_curve_point pt = report_point(&w);
+        store_report_add(st, result->trial.job_id, result->trial.trial_number, &pt);
+    }
     return put_revision(rc, w.revision, job_revision);
 }
 
@@ -628,6 +673,7 @@ static int end_fn(store_txn *t, void *arg, zbso_err *err)
         if ((rc = store_trial_update(t, w->id->job_id, &trial, err)) < 0)
             goto out;
         job.revision++;
+        job.updated_at = trial.end_time;
         if ((rc = store_job_update(t, &job, err)) < 0)
             goto out;
         w->revision = job.revision;

@@ -93,36 +93,78 @@ static const char *const schema_v3[] = {
     NULL,
 };
 
-const char *const *const pg_schema_steps[PG_LATEST] = {schema_v1, schema_v2, schema_v3};
+/* Version 4 (issue 11, inspection): the job's last change (zbso_job.updated_at), for an
+ * existing job the latest of its creation and its trials' start, end and lease renewal;
+ * an index in byte order (COLLATE "C") for jobs_list, whatever the database's collation;
+ * and the curve points of trials (store.h reports_put), which go with their trial and so
+ * with their job. */
+static const char *const schema_v4[] = {
+    "ALTER TABLE jobs ADD COLUMN updated_at DOUBLE PRECISION NOT NULL DEFAULT 0;",
+    "UPDATE jobs SET updated_at = GREATEST(created_at, (SELECT"
+    " max(GREATEST(start_time, end_time, lease_renewed_at)) FROM trials"
+    " WHERE trials.job_id = jobs.job_id));",
+    "ALTER TABLE jobs ALTER COLUMN updated_at DROP DEFAULT;",
+    "CREATE INDEX jobs_by_id_bytes ON jobs (job_id COLLATE \"C\");",
+    "CREATE TABLE reports (\n"
+    "  job_id TEXT NOT NULL,\n"
+    "  trial_number BIGINT NOT NULL,\n"
+    "  epoch BIGINT NOT NULL,\n"
+    "  time DOUBLE PRECISION,\n"
+    "  energy DOUBLE PRECISION,\n"
+    "  metric DOUBLE PRECISION,\n"
+    "  received_at DOUBLE PRECISION NOT NULL,\n"
+    "  PRIMARY KEY (job_id, trial_number, epoch),\n"
+    "  FOREIGN KEY (job_id, trial_number) REFERENCES trials (job_id, trial_number)"
+    " ON DELETE CASCADE\n"
+    ");",
+    "UPDATE zbso_schema SET version = 4;",
+    NULL,
+};
+
+const char *const *const pg_schema_steps[PG_LATEST] = {schema_v1, schema_v2, schema_v3,
+                                                        schema_v4};
 
 #define JOB_COLS                                                                          \
     "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
     "target_metric, higher_is_better_metric, max_epochs, num_pruning_rounds, window_size, " \
     "mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, max_power, "     \
     "number_of_gpus, gpu_model, stage, exp_default_batch_size, min_cost, "                 \
-    "min_cost_batch_size, rng_state, num_trials, created_at, version"
-#define N_JOB_COLS 26
+    "min_cost_batch_size, rng_state, num_trials, created_at, version, updated_at"
+#define N_JOB_COLS 27
 #define TRIAL_COLS                                                                        \
     "trial_number, batch_size, type, status, start_time, end_time, lease_renewed_at, "     \
     "time, energy, metric, epochs, converged"
 #define N_TRIAL_COLS 12
 
-/* Trials filters: masks arrive as $2 (type) and $3 (status), LIMIT $4 keeps the newest
- * rows (NULL: all), and the outer query puts them back in ascending order. */
+/* Trials filters: masks arrive as $2 (type) and $3 (status), trial numbers above the
+ * cursor `after`; LIMIT $4 keeps the newest rows, and the outer query puts them back in
+ * ascending order and keeps the first $6 (NULL: all). Without last_n the page runs in
+ * ascending order from the cursor ($4), LIMIT $5. */
+#define TRIALS_WHERE(after, bs_cond)                                                      \
+    " FROM trials WHERE job_id = $1 AND (($2::bigint >> type) & 1) = 1"                    \
+    " AND (($3::bigint >> status) & 1) = 1 AND trial_number > " after bs_cond
 #define TRIALS_LIST_SQL(bs_cond)                                                          \
-    "SELECT " TRIAL_COLS " FROM (SELECT " TRIAL_COLS " FROM trials WHERE job_id = $1"      \
-    " AND (($2::bigint >> type) & 1) = 1 AND (($3::bigint >> status) & 1) = 1" bs_cond     \
-    " ORDER BY trial_number DESC LIMIT $4) AS newest ORDER BY trial_number"
+    "SELECT " TRIAL_COLS " FROM (SELECT " TRIAL_COLS TRIALS_WHERE("$5", bs_cond)           \
+    " ORDER BY trial_number DESC LIMIT $4) AS newest ORDER BY trial_number LIMIT $6"
+#define TRIALS_PAGE_SQL(bs_cond)                                                          \
+    "SELECT " TRIAL_COLS TRIALS_WHERE("$4", bs_cond) " ORDER BY trial_number LIMIT $5"
+/* Jobs in byte order (COLLATE "C", the index jobs_by_id_bytes) from a lower bound $1, below
+ * an upper bound $2 when there is one, LIMIT $2 or $3 (NULL: all). */
+#define JOBS_LIST_SQL(op, upper, limit)                                                   \
+    "SELECT " JOB_COLS " FROM jobs WHERE job_id COLLATE \"C\" " op " $1" upper            \
+    " ORDER BY job_id COLLATE \"C\" LIMIT " limit
+#define JOBS_UPPER " AND job_id COLLATE \"C\" < $2"
 
 const pg_stmt pg_stmts[S_COUNT] = {
     [S_JOB_GET] = {"SELECT " JOB_COLS " FROM jobs WHERE job_id = $1", 1},
     [S_JOB_GET_LOCK] = {"SELECT " JOB_COLS " FROM jobs WHERE job_id = $1 FOR UPDATE", 1},
     [S_JOB_INSERT] = {"INSERT INTO jobs (" JOB_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7,"
                       " $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,"
-                      " $22, $23, $24, $25, $26) ON CONFLICT (job_id) DO NOTHING", N_JOB_COLS},
+                      " $22, $23, $24, $25, $26, $27) ON CONFLICT (job_id) DO NOTHING",
+                      N_JOB_COLS},
     [S_JOB_UPDATE] = {"UPDATE jobs SET stage = $2, exp_default_batch_size = $3, min_cost = $4,"
                       " min_cost_batch_size = $5, rng_state = $6, num_trials = $7,"
-                      " version = $8 WHERE job_id = $1", 8},
+                      " version = $8, updated_at = $9 WHERE job_id = $1", 9},
     [S_JOB_DELETE] = {"DELETE FROM jobs WHERE job_id = $1", 1},
     /* Byte order, as sqlite's BINARY collation lists them, whatever the database's. */
     [S_JOB_IDS] = {"SELECT job_id FROM jobs ORDER BY job_id COLLATE \"C\"", 0},
@@ -139,8 +181,10 @@ const pg_stmt pg_stmts[S_COUNT] = {
                         " start_time = $6, end_time = $7, lease_renewed_at = $8, time = $9,"
                         " energy = $10, metric = $11, epochs = $12, converged = $13"
                         " WHERE job_id = $1 AND trial_number = $2", 1 + N_TRIAL_COLS},
-    [S_TRIALS_LIST] = {TRIALS_LIST_SQL(""), 4},
-    [S_TRIALS_LIST_BS] = {TRIALS_LIST_SQL(" AND batch_size = $5"), 5},
+    [S_TRIALS_LIST] = {TRIALS_LIST_SQL(""), 6},
+    [S_TRIALS_LIST_BS] = {TRIALS_LIST_SQL(" AND batch_size = $7"), 7},
+    [S_TRIALS_PAGE] = {TRIALS_PAGE_SQL(""), 5},
+    [S_TRIALS_PAGE_BS] = {TRIALS_PAGE_SQL(" AND batch_size = $6"), 6},
     [S_TRIALS_FAIL_STALE] = {"UPDATE trials SET status = 2, end_time = $3 WHERE job_id = $1"
                              " AND status = 0 AND lease_renewed_at < $2", 3},
     [S_ARMS_GET] = {"SELECT batch_size, param_mean, param_precision, num_observations"
@@ -151,6 +195,33 @@ const pg_stmt pg_stmts[S_COUNT] = {
                    " SET param_mean = excluded.param_mean,"
                    " param_precision = excluded.param_precision,"
                    " num_observations = excluded.num_observations", 5},
+    [S_JOBS_FROM] = {JOBS_LIST_SQL(">=", "", "$2"), 2},
+    [S_JOBS_FROM_TO] = {JOBS_LIST_SQL(">=", JOBS_UPPER, "$3"), 3},
+    [S_JOBS_AFTER] = {JOBS_LIST_SQL(">", "", "$2"), 2},
+    [S_JOBS_AFTER_TO] = {JOBS_LIST_SQL(">", JOBS_UPPER, "$3"), 3},
+    /* Every point of one trial in one statement: the arrays $3..$7 side by side. Of the
+     * points of one epoch the one received last (on a tie, the later in the arrays) is
+     * kept, as ON CONFLICT may touch a row once per statement; the stored point stays
+     * when it was received later. The trial's row is locked FOR KEY SHARE, so a
+     * concurrent delete of its job either waits for this unit or, committed first,
+     * leaves no trial to find: the points are then dropped, never a foreign key error. */
+    [S_REPORTS_PUT] = {"INSERT INTO reports AS r (job_id, trial_number, epoch, time, energy,"
+                       " metric, received_at) SELECT DISTINCT ON (p.epoch) $1::text,"
+                       " $2::bigint, p.epoch, p.time, p.energy, p.metric, p.received_at"
+                       " FROM unnest($3::bigint[], $4::float8[], $5::float8[], $6::float8[],"
+                       " $7::float8[]) WITH ORDINALITY AS p (epoch, time, energy, metric,"
+                       " received_at, ord) WHERE EXISTS (SELECT 1 FROM trials t"
+                       " WHERE t.job_id = $1::text AND t.trial_number = $2::bigint"
+                       " FOR KEY SHARE) ORDER BY p.epoch, p.received_at DESC, p.ord DESC"
+                       " ON CONFLICT (job_id, trial_number, epoch) DO UPDATE SET"
+                       " time = excluded.time, energy = excluded.energy,"
+                       " metric = excluded.metric, received_at = excluded.received_at"
+                       " WHERE r.received_at <= excluded.received_at", 7},
+    [S_REPORTS_LIST] = {"SELECT epoch, time, energy, metric, received_at FROM reports"
+                        " WHERE job_id = $1 AND trial_number = $2 ORDER BY epoch", 2},
+    /* The jobs as type and status -1, then the trials by type and status. */
+    [S_COUNTS] = {"SELECT -1, -1, count(*) FROM jobs UNION ALL"
+                  " SELECT type, status, count(*) FROM trials GROUP BY type, status", 0},
 };
 
 /* ---- values ---- */
@@ -225,7 +296,7 @@ static pg_txn *txn_of(store_txn *t)
 
 /* ---- jobs ---- */
 
-/* Fills p with the job's columns in JOB_COLS order ($1..$26); bs and rng hold the
+/* Fills p with the job's columns in JOB_COLS order ($1..$27); bs and rng hold the
  * batch_sizes array literal and the rng text. */
 static void job_params(params *p, const zbso_job *job, char *bs, size_t bs_cap, char rng[96])
 {
@@ -275,17 +346,18 @@ static void job_params(params *p, const zbso_job *job, char *bs, size_t bs_cap, 
     p_i64(p, 23, job->num_trials);
     p_f64(p, 24, job->created_at);
     p_i64(p, 25, job->revision);
+    p_f64(p, 26, job->updated_at);
 }
 
-/* Reads a jobs row (JOB_COLS order). Returns 0, or ZBSO_ESTORE when batch_sizes or
- * rng_state do not parse (the row was not written by this code). */
-static int r_job(const PGresult *r, zbso_job *job, zbso_err *err)
+/* Reads row `row` of a jobs result (JOB_COLS order). Returns 0, or ZBSO_ESTORE when
+ * batch_sizes or rng_state do not parse (the row was not written by this code). */
+static int r_job(const PGresult *r, int row, zbso_job *job, zbso_err *err)
 {
     zbso_job_spec *sp = &job->spec;
     memset(job, 0, sizeof *job);
-    r_text(r, 0, 0, sp->job_id, sizeof sp->job_id);
-    r_text(r, 0, 1, sp->job_id_prefix, sizeof sp->job_id_prefix);
-    const char *bs = PQgetvalue(r, 0, 2), *p = bs;
+    r_text(r, row, 0, sp->job_id, sizeof sp->job_id);
+    r_text(r, row, 1, sp->job_id_prefix, sizeof sp->job_id_prefix);
+    const char *bs = PQgetvalue(r, row, 2), *p = bs;
     if (*p == '{')
         p++;
     while (*p != '}' && *p != '\0') {
@@ -297,38 +369,39 @@ static int r_job(const PGresult *r, zbso_job *job, zbso_err *err)
         sp->batch_sizes[sp->n_batch_sizes++] = v;
         p = *end == ',' ? end + 1 : end;
     }
-    sp->default_batch_size = r_i64(r, 0, 3);
-    sp->eta_knob = r_f64(r, 0, 4);
-    sp->has_beta_knob = !r_null(r, 0, 5);
-    sp->beta_knob = sp->has_beta_knob ? r_f64(r, 0, 5) : 0.0;
-    sp->target_metric = r_f64(r, 0, 6);
-    sp->higher_is_better_metric = r_bool(r, 0, 7);
-    sp->max_epochs = r_i64(r, 0, 8);
-    sp->num_pruning_rounds = r_i64(r, 0, 9);
-    sp->window_size = r_i64(r, 0, 10);
-    sp->mab_prior_mean = r_f64(r, 0, 11);
-    sp->mab_prior_precision = r_f64(r, 0, 12);
-    sp->mab_num_explorations = r_i64(r, 0, 13);
-    sp->has_mab_seed = !r_null(r, 0, 14);
+    sp->default_batch_size = r_i64(r, row, 3);
+    sp->eta_knob = r_f64(r, row, 4);
+    sp->has_beta_knob = !r_null(r, row, 5);
+    sp->beta_knob = sp->has_beta_knob ? r_f64(r, row, 5) : 0.0;
+    sp->target_metric = r_f64(r, row, 6);
+    sp->higher_is_better_metric = r_bool(r, row, 7);
+    sp->max_epochs = r_i64(r, row, 8);
+    sp->num_pruning_rounds = r_i64(r, row, 9);
+    sp->window_size = r_i64(r, row, 10);
+    sp->mab_prior_mean = r_f64(r, row, 11);
+    sp->mab_prior_precision = r_f64(r, row, 12);
+    sp->mab_num_explorations = r_i64(r, row, 13);
+    sp->has_mab_seed = !r_null(r, row, 14);
     if (sp->has_mab_seed) {
-        int64_t seed = r_i64(r, 0, 14);
+        int64_t seed = r_i64(r, row, 14);
         memcpy(&sp->mab_seed, &seed, sizeof seed);
     }
-    sp->max_power = r_f64(r, 0, 15);
-    sp->number_of_gpus = r_i64(r, 0, 16);
-    r_text(r, 0, 17, sp->gpu_model, sizeof sp->gpu_model);
-    job->stage = r_i64(r, 0, 18) == ZBSO_STAGE_MAB ? ZBSO_STAGE_MAB : ZBSO_STAGE_PRUNING;
-    job->exp_default_batch_size = r_i64(r, 0, 19);
-    job->has_min_cost = !r_null(r, 0, 20);
-    job->min_cost = job->has_min_cost ? r_f64(r, 0, 20) : 0.0;
-    job->min_cost_batch_size = r_i64(r, 0, 21);
-    const char *rng = PQgetvalue(r, 0, 22);
+    sp->max_power = r_f64(r, row, 15);
+    sp->number_of_gpus = r_i64(r, row, 16);
+    r_text(r, row, 17, sp->gpu_model, sizeof sp->gpu_model);
+    job->stage = r_i64(r, row, 18) == ZBSO_STAGE_MAB ? ZBSO_STAGE_MAB : ZBSO_STAGE_PRUNING;
+    job->exp_default_batch_size = r_i64(r, row, 19);
+    job->has_min_cost = !r_null(r, row, 20);
+    job->min_cost = job->has_min_cost ? r_f64(r, row, 20) : 0.0;
+    job->min_cost_batch_size = r_i64(r, row, 21);
+    const char *rng = PQgetvalue(r, row, 22);
     if (rng_parse(&job->rng, rng) != 0)
         return err_set(err, ZBSO_ESTORE, "postgresql: job \"%.300s\" has malformed rng_state"
                        " \"%.100s\"", sp->job_id, rng);
-    job->num_trials = r_i64(r, 0, 23);
-    job->created_at = r_f64(r, 0, 24);
-    job->revision = r_i64(r, 0, 25);
+    job->num_trials = r_i64(r, row, 23);
+    job->created_at = r_f64(r, row, 24);
+    job->revision = r_i64(r, row, 25);
+    job->updated_at = r_f64(r, row, 26);
     return 0;
 }
 
@@ -350,7 +423,7 @@ static int q_job_get(store_txn *tb, const char *id, bool for_update, zbso_job *o
         snprintf(t->missing_job, sizeof t->missing_job, "%s", id);
         rc = err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", id);
     } else {
-        rc = r_job(r, out, err);
+        rc = r_job(r, 0, out, err);
     }
     PQclear(r);
     return rc;
@@ -395,6 +468,7 @@ static int q_job_update(store_txn *tb, const zbso_job *job, zbso_err *err)
     p.v[5] = rng;
     p_i64(&p, 6, job->num_trials);
     p_i64(&p, 7, job->revision);
+    p_f64(&p, 8, job->updated_at);
     PGresult *r = pg_run(t, S_JOB_UPDATE, p.v, "job_update", job->spec.job_id, err);
     if (r == NULL)
         return t->first.code;
@@ -561,18 +635,26 @@ static int q_trials_list(store_txn *tb, const char *id, const store_trial_query 
     p.v[0] = id;
     p_i64(&p, 1, q->type_mask ? (int64_t)q->type_mask : (int64_t)UINT32_MAX);
     p_i64(&p, 2, q->status_mask ? (int64_t)q->status_mask : (int64_t)UINT32_MAX);
-    if (q->last_n > 0)
-        p_i64(&p, 3, q->last_n);
+    /* The parameters after the masks: [last_n,] after, limit [, batch_size]. */
+    int i = 3, id_stmt;
+    if (q->last_n > 0) {
+        p_i64(&p, i++, q->last_n);
+        id_stmt = q->batch_size != 0 ? S_TRIALS_LIST_BS : S_TRIALS_LIST;
+    } else {
+        id_stmt = q->batch_size != 0 ? S_TRIALS_PAGE_BS : S_TRIALS_PAGE;
+    }
+    p_i64(&p, i++, q->after > 0 ? q->after : INT64_MIN);
+    if (q->limit > 0)
+        p_i64(&p, i++, q->limit);
     else
-        p.v[3] = NULL;
+        p.v[i++] = NULL;
     if (q->batch_size != 0)
-        p_i64(&p, 4, q->batch_size);
-    PGresult *r = pg_run(t, q->batch_size != 0 ? S_TRIALS_LIST_BS : S_TRIALS_LIST, p.v,
-                      "trials_list", id, err);
+        p_i64(&p, i, q->batch_size);
+    PGresult *r = pg_run(t, id_stmt, p.v, "trials_list", id, err);
     if (r == NULL)
         return t->first.code;
-    for (int i = 0, n = PQntuples(r); i < n && rc == 0; i++) {
-        r_trial(r, i, &tr);
+    for (int row = 0, n = PQntuples(r); row < n && rc == 0; row++) {
+        r_trial(r, row, &tr);
         rc = fn(ctx, &tr);
     }
     PQclear(r);
@@ -650,6 +732,234 @@ static int q_arm_put(store_txn *tb, const char *id, const zbso_arm *arm, zbso_er
     return 0;
 }
 
+/* ---- inspection ---- */
+
+/* The length of the longest head of s (n bytes) made of whole, valid UTF-8 characters:
+ * PostgreSQL refuses any other text as a parameter. */
+static size_t utf8_head(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = u[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3
+                   : (c & 0xF8) == 0xF0 ? 4 : 0;
+        if (len == 0 || i + len > n)
+            break;
+        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+        size_t k = 1;
+        for (; k < len && (u[i + k] & 0xC0) == 0x80; k++)
+            cp = cp << 6 | (u[i + k] & 0x3F);
+        static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+        if (k < len || cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            break;
+        i += len;
+    }
+    return i;
+}
+
+/* Writes into out (cap >= n + 5) the least text above every text that begins with p
+ * (n bytes of valid UTF-8). Byte order is code point order in UTF-8, so that is p with
+ * its last character below U+10FFFF raised by one (U+D7FF to U+E000, past the
+ * surrogates) and what follows it dropped. Returns false when there is none (p empty, or
+ * only U+10FFFF). */
+static bool utf8_prefix_end(const char *p, size_t n, char *out)
+{
+    size_t end = n;
+    while (end > 0) {
+        size_t start = end - 1;
+        while (start > 0 && ((unsigned char)p[start] & 0xC0) == 0x80)
+            start--;
+        const unsigned char *u = (const unsigned char *)p + start;
+        size_t len = end - start;
+        uint32_t cp = len == 1 ? u[0] : len == 2 ? u[0] & 0x1Fu : len == 3 ? u[0] & 0x0Fu
+                    : u[0] & 0x07u;
+        for (size_t k = 1; k < len; k++)
+            cp = cp << 6 | (u[k] & 0x3Fu);
+        if (cp < 0x10FFFF) {
+            cp = cp == 0xD7FF ? 0xE000 : cp + 1;
+            memcpy(out, p, start);
+            char *o = out + start;
+            if (cp < 0x80) {
+                *o++ = (char)cp;
+            } else if (cp < 0x800) {
+                *o++ = (char)(0xC0 | cp >> 6);
+                *o++ = (char)(0x80 | (cp & 0x3F));
+            } else if (cp < 0x10000) {
+                *o++ = (char)(0xE0 | cp >> 12);
+                *o++ = (char)(0x80 | (cp >> 6 & 0x3F));
+                *o++ = (char)(0x80 | (cp & 0x3F));
+            } else {
+                *o++ = (char)(0xF0 | cp >> 18);
+                *o++ = (char)(0x80 | (cp >> 12 & 0x3F));
+                *o++ = (char)(0x80 | (cp >> 6 & 0x3F));
+                *o++ = (char)(0x80 | (cp & 0x3F));
+            }
+            *o = '\0';
+            return true;
+        }
+        end = start;
+    }
+    return false;
+}
+
+/* The prefix is a range of the byte-order index: [prefix, its end). Only valid UTF-8 can
+ * be sent, and a stored id is valid UTF-8, so a prefix or cursor that is not (a character
+ * cut short) is sent as its valid head, which widens the range: then the rows are also
+ * checked here, and the limit counted here. */
+static int q_jobs_list(store_txn *tb, const store_job_query *q, store_job_fn fn, void *ctx,
+                       zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    const char *prefix = q->prefix != NULL ? q->prefix : "";
+    const char *after = q->after != NULL && q->after[0] != '\0' ? q->after : NULL;
+    size_t plen = strlen(prefix), phead = utf8_head(prefix, plen);
+    bool use_after = after != NULL && strcmp(after, prefix) >= 0;
+    const char *from = use_after ? after : prefix;
+    size_t flen = strlen(from), fhead = use_after ? utf8_head(from, flen) : phead;
+    bool exact = phead == plen && fhead == flen;
+    char *lo = malloc(flen + 1), *hi = malloc(phead + 5);
+    params p;
+    int rc = 0, i = 0;
+    int64_t sent = 0;
+    zbso_job job;
+    if (lo == NULL || hi == NULL) {
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory listing jobs");
+        goto out;
+    }
+    memcpy(lo, from, fhead);
+    lo[fhead] = '\0';
+    bool has_hi = utf8_prefix_end(prefix, phead, hi);
+    p.v[i++] = lo;
+    if (has_hi)
+        p.v[i++] = hi;
+    if (exact && q->limit > 0)
+        p_i64(&p, i, q->limit);
+    else
+        p.v[i] = NULL;
+    int id = use_after && fhead == flen ? (has_hi ? S_JOBS_AFTER_TO : S_JOBS_AFTER)
+                                        : (has_hi ? S_JOBS_FROM_TO : S_JOBS_FROM);
+    PGresult *r = pg_run(t, id, p.v, "jobs_list", NULL, err);
+    if (r == NULL) {
+        rc = t->first.code;
+        goto out;
+    }
+    for (int row = 0, n = PQntuples(r); row < n && rc == 0; row++) {
+        const char *jid = PQgetvalue(r, row, 0);
+        if (strncmp(jid, prefix, plen) != 0 || (after != NULL && strcmp(jid, after) <= 0))
+            continue;
+        if (q->limit > 0 && sent == q->limit)
+            break;
+        sent++;
+        if ((rc = r_job(r, row, &job, err)) == 0)
+            rc = fn(ctx, &job);
+    }
+    PQclear(r);
+out:
+    free(lo);
+    free(hi);
+    return rc;
+}
+
+/* Appends x to the array literal in b (capacity cap, room left for 32 bytes): NULL for
+ * NaN, as p_f64 spells the rest. */
+static void arr_f64(char *b, size_t cap, size_t *len, double x)
+{
+    const char *sep = b[*len - 1] == '{' ? "" : ",";
+    if (isnan(x))
+        *len += (size_t)snprintf(b + *len, cap - *len, "%sNULL", sep);
+    else if (isinf(x))
+        *len += (size_t)snprintf(b + *len, cap - *len, "%s%s", sep,
+                                 x > 0 ? "Infinity" : "-Infinity");
+    else
+        *len += (size_t)snprintf(b + *len, cap - *len, "%s%.17g", sep, x);
+}
+
+/* One statement for all the points: each column an array literal. */
+static int q_reports_put(store_txn *tb, const char *id, int64_t n, const zbso_curve_point *pts,
+                         size_t np, zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    /* 32 bytes hold ",%.17g" of any double, ",-Infinity", ",NULL" and ",%lld". */
+    size_t cap = np * 32 + 3;
+    char *arr[5] = {NULL, NULL, NULL, NULL, NULL};
+    size_t len[5];
+    params p;
+    int rc = 0;
+    if (np == 0)
+        return 0;
+    for (int k = 0; k < 5; k++) {
+        if ((arr[k] = malloc(cap)) == NULL) {
+            rc = err_set(err, ZBSO_ENOMEM, "out of memory storing %zu curve points of job"
+                         " \"%.300s\"", np, id);
+            goto out;
+        }
+        arr[k][0] = '{';
+        len[k] = 1;
+    }
+    for (size_t i = 0; i < np; i++) {
+        len[0] += (size_t)snprintf(arr[0] + len[0], cap - len[0], "%s%lld", i ? "," : "",
+                                   (long long)pts[i].epoch);
+        arr_f64(arr[1], cap, &len[1], pts[i].time);
+        arr_f64(arr[2], cap, &len[2], pts[i].energy);
+        arr_f64(arr[3], cap, &len[3], pts[i].metric);
+        arr_f64(arr[4], cap, &len[4], pts[i].received_at);
+    }
+    p.v[0] = id;
+    p_i64(&p, 1, n);
+    for (int k = 0; k < 5; k++) {
+        arr[k][len[k]] = '}';
+        arr[k][len[k] + 1] = '\0';
+        p.v[2 + k] = arr[k];
+    }
+    PGresult *r = pg_run(t, S_REPORTS_PUT, p.v, "reports_put", id, err);
+    if (r == NULL)
+        rc = t->first.code;
+    PQclear(r);
+out:
+    for (int k = 0; k < 5; k++)
+        free(arr[k]);
+    return rc;
+}
+
+static int q_reports_list(store_txn *tb, const char *id, int64_t n, store_point_fn fn,
+                          void *ctx, zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    params p;
+    int rc = 0;
+    p.v[0] = id;
+    p_i64(&p, 1, n);
+    PGresult *r = pg_run(t, S_REPORTS_LIST, p.v, "reports_list", id, err);
+    if (r == NULL)
+        return t->first.code;
+    for (int i = 0, rows = PQntuples(r); i < rows && rc == 0; i++) {
+        zbso_curve_point pt = {r_i64(r, i, 0), r_f64(r, i, 1), r_f64(r, i, 2), r_f64(r, i, 3),
+                               r_f64(r, i, 4)};
+        rc = fn(ctx, &pt);
+    }
+    PQclear(r);
+    return rc;
+}
+
+static int q_counts(store_txn *tb, store_counts *out, zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    memset(out, 0, sizeof *out);
+    PGresult *r = pg_run(t, S_COUNTS, NULL, "counts", NULL, err);
+    if (r == NULL)
+        return t->first.code;
+    for (int i = 0, rows = PQntuples(r); i < rows; i++) {
+        int64_t ty = r_i64(r, i, 0), st = r_i64(r, i, 1);
+        if (ty == -1)
+            out->jobs = r_i64(r, i, 2);
+        else if (ty >= 0 && ty < 3 && st >= 0 && st < 3)
+            out->trials[ty][st] = r_i64(r, i, 2);
+    }
+    PQclear(r);
+    return 0;
+}
+
 const store_txn_ops pg_ops = {
     .job_get = q_job_get,
     .job_insert = q_job_insert,
@@ -664,6 +974,10 @@ const store_txn_ops pg_ops = {
     .trials_fail_stale = q_trials_fail_stale,
     .arms_get = q_arms_get,
     .arm_put = q_arm_put,
+    .jobs_list = q_jobs_list,
+    .reports_put = q_reports_put,
+    .reports_list = q_reports_list,
+    .counts = q_counts,
 };
 
 /* ---- schema ---- */

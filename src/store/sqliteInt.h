@@ -12,7 +12,7 @@
 #include "store/storeInt.h"
 
 /* The newest schema version of sqlite_ops.c's history. */
-#define SQ_LATEST 4
+#define SQ_LATEST 5
 #define SQ_PATH_MAX 1024         /* bytes of a database path, its NUL included */
 
 /* Statement ids: sqlite_ops.c holds their SQL, a connection caches them prepared. */
@@ -20,7 +20,9 @@ enum {
     S_BEGIN, S_BEGIN_READ, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_ROLLBACK_TO, S_RELEASE,
     S_JOB_GET, S_JOB_INSERT, S_JOB_UPDATE, S_JOB_DELETE, S_JOB_IDS,
     S_TRIAL_INSERT, S_TRIAL_GET, S_TRIAL_BY_KEY, S_TRIAL_UNKEY, S_TRIAL_UPDATE,
-    S_TRIALS_LIST, S_TRIALS_LIST_BS, S_TRIALS_FAIL_STALE, S_ARMS_GET, S_ARM_PUT, S_USER_VERSION,
+    S_TRIALS_LIST, S_TRIALS_LIST_BS, S_TRIALS_PAGE, S_TRIALS_PAGE_BS, S_TRIALS_FAIL_STALE,
+    S_ARMS_GET, S_ARM_PUT, S_USER_VERSION, S_JOBS_FROM, S_JOBS_AFTER, S_REPORT_PUT,
+    S_REPORTS_LIST, S_COUNT_JOBS, S_COUNT_TRIALS,
     S_COUNT
 };
 

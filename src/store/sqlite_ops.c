@@ -100,25 +100,60 @@ static const char *const schema_v4[] = {
     NULL,
 };
 
+/* Version 5 (issue 11, inspection): the job's last change (zbso_job.updated_at), for an
+ * existing job the latest of its creation and its trials' start, end and lease renewal;
+ * and the curve points of trials (store.h reports_put), which go with their trial and so
+ * with their job. */
+static const char *const schema_v5[] = {
+    "ALTER TABLE jobs ADD COLUMN updated_at REAL NOT NULL DEFAULT 0;",
+    "UPDATE jobs SET updated_at = max(created_at, coalesce((SELECT"
+    " max(max(start_time, end_time, lease_renewed_at)) FROM trials"
+    " WHERE trials.job_id = jobs.job_id), created_at));",
+    "CREATE TABLE reports (\n"
+    "  job_id TEXT NOT NULL,\n"
+    "  trial_number INTEGER NOT NULL,\n"
+    "  epoch INTEGER NOT NULL,\n"
+    "  time REAL,\n"
+    "  energy REAL,\n"
+    "  metric REAL,\n"
+    "  received_at REAL NOT NULL,\n"
+    "  PRIMARY KEY (job_id, trial_number, epoch),\n"
+    "  FOREIGN KEY (job_id, trial_number) REFERENCES trials (job_id, trial_number)"
+    " ON DELETE CASCADE\n"
+    ") WITHOUT ROWID;",
+    "PRAGMA user_version = 5;",
+    NULL,
+};
+
 const char *const *const sq_schema_steps[SQ_LATEST] = {schema_v1, schema_v2, schema_v3,
-                                                        schema_v4};
+                                                        schema_v4, schema_v5};
 
 #define JOB_COLS                                                                          \
     "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
     "target_metric, higher_is_better_metric, max_epochs, num_pruning_rounds, window_size, " \
     "mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, max_power, "     \
     "number_of_gpus, gpu_model, stage, exp_default_batch_size, min_cost, "                 \
-    "min_cost_batch_size, rng_state, num_trials, created_at, version"
+    "min_cost_batch_size, rng_state, num_trials, created_at, version, updated_at"
 #define TRIAL_COLS                                                                        \
     "trial_number, batch_size, type, status, start_time, end_time, lease_renewed_at, "     \
     "time, energy, metric, epochs, converged"
 
-/* Trials filters: masks arrive as ?2 (type) and ?3 (status), LIMIT ?4 picks the newest
- * rows (-1: all), and the outer query puts them back in ascending order. */
+/* Trials filters: masks arrive as ?2 (type) and ?3 (status), trial numbers above ?6 (the
+ * page's cursor), LIMIT ?4 picks the newest rows, and the outer query puts them back in
+ * ascending order and keeps the first ?7 (-1: all). Without last_n the page runs in
+ * ascending order from the cursor, LIMIT ?7. */
+#define TRIALS_WHERE(bs_cond)                                                             \
+    " FROM trials WHERE job_id = ?1 AND ((?2 >> type) & 1) = 1"                            \
+    " AND ((?3 >> status) & 1) = 1 AND trial_number > ?6" bs_cond
 #define TRIALS_LIST_SQL(bs_cond)                                                          \
-    "SELECT " TRIAL_COLS " FROM (SELECT " TRIAL_COLS " FROM trials WHERE job_id = ?1"      \
-    " AND ((?2 >> type) & 1) = 1 AND ((?3 >> status) & 1) = 1" bs_cond                    \
-    " ORDER BY trial_number DESC LIMIT ?4) ORDER BY trial_number"
+    "SELECT " TRIAL_COLS " FROM (SELECT " TRIAL_COLS TRIALS_WHERE(bs_cond)                 \
+    " ORDER BY trial_number DESC LIMIT ?4) ORDER BY trial_number LIMIT ?7"
+#define TRIALS_PAGE_SQL(bs_cond)                                                          \
+    "SELECT " TRIAL_COLS TRIALS_WHERE(bs_cond) " ORDER BY trial_number LIMIT ?7"
+/* Jobs from a lower bound in the PRIMARY KEY's order, BINARY collation (memcmp): the
+ * caller stops at the first id without the prefix, so the scan is the prefix's range. */
+#define JOBS_LIST_SQL(op) "SELECT " JOB_COLS " FROM jobs WHERE job_id " op " ?1"            \
+    " ORDER BY job_id LIMIT ?2"
 
 static const char *const stmt_sql[S_COUNT] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
@@ -131,10 +166,10 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE job_id = ?1",
     [S_JOB_INSERT] = "INSERT INTO jobs (" JOB_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
                      " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,"
-                     " ?23, ?24, ?25, ?26)",
+                     " ?23, ?24, ?25, ?26, ?27)",
     [S_JOB_UPDATE] = "UPDATE jobs SET stage = ?19, exp_default_batch_size = ?20,"
                      " min_cost = ?21, min_cost_batch_size = ?22, rng_state = ?23,"
-                     " num_trials = ?24, version = ?26 WHERE job_id = ?1",
+                     " num_trials = ?24, version = ?26, updated_at = ?27 WHERE job_id = ?1",
     [S_JOB_DELETE] = "DELETE FROM jobs WHERE job_id = ?1",
     [S_JOB_IDS] = "SELECT job_id FROM jobs ORDER BY job_id",
     [S_TRIAL_INSERT] = "INSERT INTO trials (job_id, " TRIAL_COLS ", request_key) VALUES (?1,"
@@ -149,6 +184,8 @@ static const char *const stmt_sql[S_COUNT] = {
                        " WHERE job_id = ?1 AND trial_number = ?2",
     [S_TRIALS_LIST] = TRIALS_LIST_SQL(""),
     [S_TRIALS_LIST_BS] = TRIALS_LIST_SQL(" AND batch_size = ?5"),
+    [S_TRIALS_PAGE] = TRIALS_PAGE_SQL(""),
+    [S_TRIALS_PAGE_BS] = TRIALS_PAGE_SQL(" AND batch_size = ?5"),
     [S_TRIALS_FAIL_STALE] = "UPDATE trials SET status = 2, end_time = ?3 WHERE job_id = ?1"
                             " AND status = 0 AND lease_renewed_at < ?2",
     [S_ARMS_GET] = "SELECT batch_size, mean, precision, num_observations FROM arms"
@@ -158,6 +195,21 @@ static const char *const stmt_sql[S_COUNT] = {
                   " SET mean = excluded.mean, precision = excluded.precision,"
                   " num_observations = excluded.num_observations",
     [S_USER_VERSION] = "PRAGMA user_version",
+    [S_JOBS_FROM] = JOBS_LIST_SQL(">="),
+    [S_JOBS_AFTER] = JOBS_LIST_SQL(">"),
+    /* A point of a trial that does not exist (any more) is dropped: the SELECT yields no
+     * row. Of two points of one epoch the one received later stays. */
+    [S_REPORT_PUT] = "INSERT INTO reports (job_id, trial_number, epoch, time, energy, metric,"
+                     " received_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1"
+                     " FROM trials WHERE job_id = ?1 AND trial_number = ?2)"
+                     " ON CONFLICT (job_id, trial_number, epoch) DO UPDATE SET"
+                     " time = excluded.time, energy = excluded.energy, metric = excluded.metric,"
+                     " received_at = excluded.received_at"
+                     " WHERE excluded.received_at >= reports.received_at",
+    [S_REPORTS_LIST] = "SELECT epoch, time, energy, metric, received_at FROM reports"
+                       " WHERE job_id = ?1 AND trial_number = ?2 ORDER BY epoch",
+    [S_COUNT_JOBS] = "SELECT count(*) FROM jobs",
+    [S_COUNT_TRIALS] = "SELECT type, status, count(*) FROM trials GROUP BY type, status",
 };
 
 /* ---- statements ---- */
@@ -282,7 +334,7 @@ static sq_conn *txn_conn(store_txn *t)
     return ((sq_txn *)t)->c;
 }
 
-/* Binds the job's columns as ?1..?26 in JOB_COLS order. */
+/* Binds the job's columns as ?1..?27 in JOB_COLS order. */
 static void bind_job(sqlite3_stmt *s, const zbso_job *job)
 {
     const zbso_job_spec *sp = &job->spec;
@@ -332,6 +384,7 @@ static void bind_job(sqlite3_stmt *s, const zbso_job *job)
     sqlite3_bind_int64(s, 24, job->num_trials);
     bind_double(s, 25, job->created_at);
     sqlite3_bind_int64(s, 26, job->revision);
+    bind_double(s, 27, job->updated_at);
 }
 
 /* Reads a jobs row (JOB_COLS order). Returns 0, or ZBSO_ESTORE when batch_sizes or
@@ -386,6 +439,7 @@ static int col_job(sqlite3_stmt *s, zbso_job *job, zbso_err *err)
     job->num_trials = sqlite3_column_int64(s, 23);
     job->created_at = col_double(s, 24);
     job->revision = sqlite3_column_int64(s, 25);
+    job->updated_at = col_double(s, 26);
     return 0;
 }
 
@@ -480,8 +534,8 @@ static int q_job_insert(store_txn *t, const zbso_job *job, zbso_err *err)
 }
 
 /* Writes the mutable columns; ZBSO_ENOTFOUND when no row has the id. bind_job serves both
- * insert and update: the UPDATE names ?1 and ?19..?24, so ?2..?18 are unused slots and
- * binding ?25 returns SQLITE_RANGE, which is harmless and ignored. */
+ * insert and update: the UPDATE names ?1, ?19..?24, ?26 and ?27, so ?2..?18 and ?25 are
+ * unused slots, bound harmlessly. */
 static int q_job_update(store_txn *t, const zbso_job *job, zbso_err *err)
 {
     sq_conn *c = txn_conn(t);
@@ -627,7 +681,9 @@ static int q_trials_list(store_txn *t, const char *id, const store_trial_query *
                          store_trial_fn fn, void *ctx, zbso_err *err)
 {
     sq_conn *c = txn_conn(t);
-    sqlite3_stmt *s = sq_stmt(c, q->batch_size != 0 ? S_TRIALS_LIST_BS : S_TRIALS_LIST, err);
+    int id_stmt = q->last_n > 0 ? (q->batch_size != 0 ? S_TRIALS_LIST_BS : S_TRIALS_LIST)
+                                : (q->batch_size != 0 ? S_TRIALS_PAGE_BS : S_TRIALS_PAGE);
+    sqlite3_stmt *s = sq_stmt(c, id_stmt, err);
     zbso_trial tr;
     int rc, out = 0;
     if (s == NULL)
@@ -635,9 +691,12 @@ static int q_trials_list(store_txn *t, const char *id, const store_trial_query *
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, q->type_mask ? (int64_t)q->type_mask : (int64_t)UINT32_MAX);
     sqlite3_bind_int64(s, 3, q->status_mask ? (int64_t)q->status_mask : (int64_t)UINT32_MAX);
-    sqlite3_bind_int64(s, 4, q->last_n > 0 ? q->last_n : -1);
+    if (q->last_n > 0)
+        sqlite3_bind_int64(s, 4, q->last_n);
     if (q->batch_size != 0)
         sqlite3_bind_int64(s, 5, q->batch_size);
+    sqlite3_bind_int64(s, 6, q->after > 0 ? q->after : INT64_MIN);
+    sqlite3_bind_int64(s, 7, q->limit > 0 ? q->limit : -1);
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         col_trial(s, &tr);
         out = fn(ctx, &tr);
@@ -717,6 +776,113 @@ static int q_arm_put(store_txn *t, const char *id, const zbso_arm *arm, zbso_err
     return sq_write(c, s, "arm_put", id, NULL, err);
 }
 
+/* Lists jobs from the larger of the prefix and the cursor; the rows come in index order,
+ * so the first id without the prefix ends the listing (and the scan). fn runs while the
+ * statement is open: it may use other operations, but not jobs_list itself. */
+static int q_jobs_list(store_txn *t, const store_job_query *q, store_job_fn fn, void *ctx,
+                       zbso_err *err)
+{
+    sq_conn *c = txn_conn(t);
+    const char *prefix = q->prefix != NULL ? q->prefix : "";
+    size_t plen = strlen(prefix);
+    bool use_after = q->after != NULL && q->after[0] != '\0' && strcmp(q->after, prefix) >= 0;
+    sqlite3_stmt *s = sq_stmt(c, use_after ? S_JOBS_AFTER : S_JOBS_FROM, err);
+    zbso_job job;
+    int rc, out = 0;
+    if (s == NULL)
+        return sq_code(c);
+    const char *from = use_after ? q->after : prefix;
+    sqlite3_bind_text(s, 1, from, (int)strlen(from), SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, q->limit > 0 ? q->limit : -1);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(s, 0);
+        if (id == NULL || strncmp(id, prefix, plen) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+        if ((out = col_job(s, &job, err)) != 0 || (out = fn(ctx, &job)) != 0)
+            goto out;
+    }
+    if (rc != SQLITE_DONE)
+        out = sq_fail(c, rc, "jobs_list", NULL, err);
+out:
+    sqlite3_reset(s);
+    return out;
+}
+
+/* One statement per point, run by the writer inside its group: a point is a B-tree
+ * insert (or update) and a lookup of its trial. */
+static int q_reports_put(store_txn *t, const char *id, int64_t n, const zbso_curve_point *p,
+                         size_t np, zbso_err *err)
+{
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = np > 0 ? sq_stmt(c, S_REPORT_PUT, err) : NULL;
+    int rc = 0;
+    if (np > 0 && s == NULL)
+        return sq_code(c);
+    for (size_t i = 0; i < np && rc == 0; i++) {
+        sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, n);
+        sqlite3_bind_int64(s, 3, p[i].epoch);
+        bind_double(s, 4, p[i].time);
+        bind_double(s, 5, p[i].energy);
+        bind_double(s, 6, p[i].metric);
+        bind_double(s, 7, p[i].received_at);
+        rc = sq_write(c, s, "reports_put", id, NULL, err);
+    }
+    return rc;
+}
+
+static int q_reports_list(store_txn *t, const char *id, int64_t n, store_point_fn fn,
+                          void *ctx, zbso_err *err)
+{
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_REPORTS_LIST, err);
+    int rc, out = 0;
+    if (s == NULL)
+        return sq_code(c);
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, n);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        zbso_curve_point pt = {sqlite3_column_int64(s, 0), col_double(s, 1), col_double(s, 2),
+                               col_double(s, 3), col_double(s, 4)};
+        if ((out = fn(ctx, &pt)) != 0)
+            goto out;
+    }
+    if (rc != SQLITE_DONE)
+        out = sq_fail(c, rc, "reports_list", id, err);
+out:
+    sqlite3_reset(s);
+    return out;
+}
+
+static int q_counts(store_txn *t, store_counts *out, zbso_err *err)
+{
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_COUNT_JOBS, err);
+    int rc, out_rc = 0;
+    memset(out, 0, sizeof *out);
+    if (s == NULL)
+        return sq_code(c);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        out->jobs = sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    if (rc != SQLITE_ROW)
+        return sq_fail(c, rc, "counts", NULL, err);
+    if ((s = sq_stmt(c, S_COUNT_TRIALS, err)) == NULL)
+        return sq_code(c);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t ty = sqlite3_column_int64(s, 0), st = sqlite3_column_int64(s, 1);
+        if (ty >= 0 && ty < 3 && st >= 0 && st < 3)
+            out->trials[ty][st] = sqlite3_column_int64(s, 2);
+    }
+    if (rc != SQLITE_DONE)
+        out_rc = sq_fail(c, rc, "counts", NULL, err);
+    sqlite3_reset(s);
+    return out_rc;
+}
+
 const store_txn_ops sq_ops = {
     .job_get = q_job_get,
     .job_insert = q_job_insert,
@@ -731,6 +897,10 @@ const store_txn_ops sq_ops = {
     .trials_fail_stale = q_trials_fail_stale,
     .arms_get = q_arms_get,
     .arm_put = q_arm_put,
+    .jobs_list = q_jobs_list,
+    .reports_put = q_reports_put,
+    .reports_list = q_reports_list,
+    .counts = q_counts,
 };
 
 static int read_version(sq_conn *c, int *out, zbso_err *err);

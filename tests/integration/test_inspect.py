@@ -209,7 +209,10 @@ class Scripted(ServerTestCase):
         self.assertEqual(doc["arms"], [])
         self.assertEqual(doc["best_batch_size"], 16)   # min_cost_batch_size: the default
         self.assertIsNone(doc["min_cost"])
-        self.assertEqual(doc["exploration"]["rounds"], [])
+        # Pruning is in round 0, where nothing is explored or decided yet.
+        self.assertEqual(doc["exploration"]["rounds"], [{
+            "round": 0, "default_batch_size": 16, "explored": [], "converged": [],
+            "pruned": [], "complete": False}])
 
 
 class Lookup(ServerTestCase):
@@ -249,13 +252,18 @@ class Lookup(ServerTestCase):
             self.assertIn(loc[0], ("query", "path"), path)
 
     def test_job_ids_with_slashes_and_other_bytes(self):
-        for jid in ("insp/a/b", "insp/trials", "insp é ✓", "insp?x=1&y"):
+        for jid in ("insp/a/b", "insp/trialsx", "insp/trials/x/y", "insp é ✓", "insp?x=1&y"):
             self.register(job_id=jid, job_id_prefix="insp")
             r = self.get(f"/jobs/{q(jid)}")
             self.assertEqual(r.status, 200, (jid, r))
             self.assertEqual(r.json["job_id"], jid)
             r = self.get(f"/jobs/{q(jid)}/trials")
             self.assertEqual((r.status, r.json["job_id"]), (200, jid), jid)
+        # An id that ends in /trials is read as the trial list of the id before it.
+        self.register(job_id="insp/trials", job_id_prefix="insp")
+        r = self.get(f"/jobs/{q('insp/trials')}")
+        self.assertEqual(r.status, 404, r)
+        self.assertIn("Unknown job_id: insp", r.json["message"])
         # GET /jobs/batch_size is Zeus's route, never a job named batch_size.
         r = self.get("/jobs/batch_size")
         self.assertEqual(r.status, 422, r)

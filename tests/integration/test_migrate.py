@@ -14,6 +14,9 @@ from zbsoserver import ZBSO_BIN, Server, clean_env, job_spec, new_database, run_
 SCHEMA_TABLES = {"jobs", "trials", "arms"}
 # The schema version before trials.request_key (the idempotency keys), per backend.
 PREVIOUS_VERSION = {"sqlite": 3, "postgresql": 2}
+# The schema version before jobs.updated_at and the reports table (curve points).
+BEFORE_CURVES = {"sqlite": 4, "postgresql": 3}
+LATEST_VERSION = {"sqlite": 5, "postgresql": 4}
 
 
 class MigrateTest(unittest.TestCase):
@@ -121,7 +124,8 @@ class MigrateTest(unittest.TestCase):
 
         r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn(f"schema version {previous} -> {previous + 1}", r.stdout + r.stderr)
+        latest = LATEST_VERSION[self.database.kind]
+        self.assertIn(f"schema version {previous} -> {latest}", r.stdout + r.stderr)
         trials = self.database.rows("trials")
         self.assertEqual([(t["job_id"], t["trial_number"], t["start_time"], t["request_key"])
                           for t in trials], [("old-1", 1, 5.5, None)])
@@ -138,6 +142,74 @@ class MigrateTest(unittest.TestCase):
         self.assertEqual(again.json, first.json)
         keyed = [t["request_key"] for t in self.database.rows("trials") if t["job_id"] == jid]
         self.assertEqual(keyed, ["k"])
+
+    def test_version_before_curves_gains_updated_at_and_reports(self):
+        """A database at the version before curve points, with jobs and trials: migrate
+        keeps them, gives each job updated_at = the latest of its creation and its trials'
+        start, end and lease renewal (its creation when it has none), and adds the reports
+        table; the server then stores the points of reports, the final one at once."""
+        before = BEFORE_CURVES[self.database.kind]
+        r = run_cli(["migrate", "--to", str(before), "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        bs = "{8,16}" if self.database.kind == "postgresql" else "8,16"
+        jobs = []
+        for jid, created in (("old-c", 1.5), ("old-bare", 2.5), ("old-end", 3.5)):
+            jobs.append(
+                "INSERT INTO jobs (job_id, job_id_prefix, batch_sizes, default_batch_size,"
+                " eta_knob, beta_knob, target_metric, higher_is_better_metric, max_epochs,"
+                " num_pruning_rounds, window_size, mab_prior_mean, mab_prior_precision,"
+                " mab_num_explorations, mab_seed, max_power, number_of_gpus, gpu_model,"
+                " stage, exp_default_batch_size, min_cost, min_cost_batch_size, rng_state,"
+                f" num_trials, created_at, version) VALUES ('{jid}', 'old', '{bs}', 8, 0.5,"
+                " NULL, 0.9, TRUE, 10, 2, 0, 0, 0, 2, NULL, 300, 1, 'A40', 0, 8, NULL, 8,"
+                f" 'x', 2, {created}, 2);")
+        trial = ("INSERT INTO trials (job_id, trial_number, batch_size, type, status,"
+                 " start_time, end_time, lease_renewed_at, time, energy, metric, epochs,"
+                 " converged) VALUES ")
+        self.write_sql("".join(jobs) + trial +
+                       "('old-c', 1, 8, 0, 0, 5.5, 0, 7.25, NULL, NULL, NULL, 0, FALSE),"
+                       " ('old-c', 2, 8, 0, 0, 6.5, 0, 6.5, NULL, NULL, NULL, 0, FALSE),"
+                       " ('old-end', 1, 8, 0, 1, 4.5, 9.75, 8.5, 1, 2, 0.5, 3, TRUE);")
+        self.assertNotIn("reports", self.database.tables())
+        self.assertNotIn("updated_at", self.database.rows("jobs")[0])
+
+        r = self.serve_once()
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("zbso migrate", r.stderr)
+        self.assertIn(f"version {before}", r.stderr)
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        latest = LATEST_VERSION[self.database.kind]
+        self.assertIn(f"schema version {before} -> {latest}", r.stdout + r.stderr)
+        self.assertEqual({j["job_id"]: j["updated_at"] for j in self.database.rows("jobs")},
+                         {"old-c": 7.25, "old-bare": 2.5, "old-end": 9.75})
+        self.assertEqual(len(self.database.rows("trials")), 3)
+        self.assertEqual(self.database.rows("reports"), [])
+
+        srv = Server(tmpdir=self.tmp, database=self.database)
+        self.addCleanup(srv.close)
+        srv.start()
+        jid = srv.request("POST", "/jobs", body=job_spec(
+            job_id="itest-c", target_metric=0.9, max_epochs=10)).json["job_id"]
+        tid = srv.request("GET", f"/jobs/batch_size?job_id={jid}").json
+        base = {"job_id": jid, "batch_size": tid["batch_size"],
+                "trial_number": tid["trial_number"], "time": 1.5}
+        r = srv.request("POST", "/report", body={**base, "energy": 10.0, "metric": 0.5,
+                                                 "current_epoch": 1})
+        self.assertEqual(r.status, 200, r)
+        self.assertFalse(r.json["stop_train"], r)
+        r = srv.request("POST", "/report", body={**base, "time": 3.0, "energy": 20.0,
+                                                 "metric": 0.95, "current_epoch": 2})
+        self.assertTrue(r.json["stop_train"], r)
+        # The final point is stored by the unit that ended the trial.
+        self.assertIn((jid, tid["trial_number"], 2, 3.0, 20.0, 0.95),
+                      [(p["job_id"], p["trial_number"], p["epoch"], p["time"], p["energy"],
+                        p["metric"]) for p in self.database.rows("reports")])
+        # The continuing one is buffered, and written by the time the server has stopped.
+        self.assertEqual(srv.terminate(), 0)
+        self.assertEqual([(p["epoch"], p["time"], p["energy"], p["metric"])
+                          for p in self.database.rows("reports", "epoch")],
+                         [(1, 1.5, 10.0, 0.5), (2, 3.0, 20.0, 0.95)])
 
     def test_serve_migrate_flag_upgrades(self):
         r = run_cli(["migrate", "--to", "1", "--db", self.url], cwd=self.tmp)

@@ -45,24 +45,32 @@ for scheme in postgresql postgresql+asyncpg; do
     expect_in "$tmp/sql.out" "UPDATE zbso_schema SET version = 2;"
     expect_in "$tmp/sql.out" "CREATE UNIQUE INDEX trials_by_request_key ON trials (job_id, request_key);"
     expect_in "$tmp/sql.out" "UPDATE zbso_schema SET version = 3;"
+    expect_in "$tmp/sql.out" "CREATE TABLE reports ("
+    expect_in "$tmp/sql.out" "UPDATE zbso_schema SET version = 4;"
     [[ "$(tail -n 1 "$tmp/sql.out")" == "COMMIT;" ]] || fail "--sql does not end with COMMIT;"
     expect_not_in "$tmp/sql.out" "PRAGMA"
     expect_not_in "$tmp/sql.err" "SqlSecret1"
 done
-"$zbso" migrate --sql --from 1 --db "postgresql://127.0.0.1:$closed_port/x" >"$tmp/up.out"
+"$zbso" migrate --sql --from 1 --to 3 --db "postgresql://127.0.0.1:$closed_port/x" >"$tmp/up.out"
 expect_not_in "$tmp/up.out" "CREATE TABLE"
 expect_in "$tmp/up.out" "CREATE INDEX trials_by_status_lease"
-# --from 2: the request_key step alone
-"$zbso" migrate --sql --from 2 --db "postgresql://127.0.0.1:$closed_port/x" >"$tmp/up3.out"
+# --from 2 --to 3: the request_key step alone
+"$zbso" migrate --sql --from 2 --to 3 --db "postgresql://127.0.0.1:$closed_port/x" \
+    >"$tmp/up3.out"
 expect_in "$tmp/up3.out" "ALTER TABLE trials ADD COLUMN request_key TEXT;"
 expect_not_in "$tmp/up3.out" "CREATE INDEX trials_by_status_lease"
+expect_not_in "$tmp/up3.out" "reports"
+# --from 3: the curve points' step alone
+"$zbso" migrate --sql --from 3 --db "postgresql://127.0.0.1:$closed_port/x" >"$tmp/up4.out"
+expect_in "$tmp/up4.out" "CREATE TABLE reports ("
+expect_not_in "$tmp/up4.out" "request_key"
 
 # the printed SQL, applied with psql, is the schema zbso expects
 url="$("$ZBSO_PG_CTL" createdb cli_sql)"
 "$ZBSO_PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$url" -f "$tmp/sql.out" >/dev/null ||
     fail "psql could not apply migrate --sql's output"
 "$zbso" migrate --db "$url" >"$tmp/m.out" 2>"$tmp/m.err" || fail "migrate after psql: $(cat "$tmp/m.err")"
-expect_in "$tmp/m.out" "schema version 3 -> 3"
+expect_in "$tmp/m.out" "schema version 4 -> 4"
 
 # migrate to 1, serve refuses naming zbso migrate, migrate to the latest, serve would start
 url="$("$ZBSO_PG_CTL" createdb cli_migrate)"
@@ -79,7 +87,7 @@ expect_not_in "$tmp/s.err" "$ZBSO_PG_PASSWORD"
 ZEUS_BSO_DB_USER="$ZBSO_PG_USER" ZEUS_BSO_DB_PASSWORD="$ZBSO_PG_PASSWORD" \
     "$zbso" migrate --db "postgresql+asyncpg://127.0.0.1:$ZBSO_PG_PORT/cli_migrate" \
     >"$tmp/m2.out" 2>"$tmp/m2.err" || fail "migrate with ZEUS_BSO_DB_*: $(cat "$tmp/m2.err")"
-expect_in "$tmp/m2.out" "schema version 1 -> 3"
+expect_in "$tmp/m2.out" "schema version 1 -> 4"
 
 # a wrong password, and a server that is not there: clear failures, no password shown
 status=0

@@ -639,7 +639,7 @@ static void test_schema_created_on_empty_database(void **state)
     zbso_err err = {0};
     store *st = NULL;
     int v = -1;
-    assert_int_equal(b->latest_schema_version, 3);
+    assert_int_equal(b->latest_schema_version, 4);
     /* without create_if_empty an empty database is refused, naming zbso migrate */
     assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
     assert_null(st);
@@ -650,13 +650,20 @@ static void test_schema_created_on_empty_database(void **state)
 
     st = open_store(NULL);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 3);
+    assert_int_equal(v, 4);
     assert_int_equal(store_migrate(st, 0, &err), 0);
     assert_int_equal(store_migrate(st, 1, &err), ZBSO_ESCHEMA);
     assert_non_null(strstr(err.msg, "cannot go down"));
-    assert_int_equal(store_migrate(st, 4, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate(st, 5, &err), ZBSO_EINVAL);
     store_close(st);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 3);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 4);
+    /* jobs.updated_at, NOT NULL without a default; the byte-order index of job ids */
+    assert_int_equal(query_int("SELECT count(*) FROM information_schema.columns WHERE"
+                               " table_name = 'jobs' AND column_name = 'updated_at'"
+                               " AND is_nullable = 'NO' AND column_default IS NULL"
+                               " AND data_type = 'double precision'"), 1);
+    assert_int_equal(query_int("SELECT count(*) FROM pg_indexes WHERE indexname ="
+                               " 'jobs_by_id_bytes' AND indexdef LIKE '%COLLATE \"C\"%'"), 1);
     assert_int_equal(
         query_int("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'trials_by_%'"), 3);
     /* request_key: nullable text, unique per job */
@@ -698,21 +705,43 @@ static void test_older_schema_refused_then_migrated(void **state)
     assert_int_equal(store_migrate(st, 2, &err), 0);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
     assert_int_equal(v, 2);
-    /* a job and a trial stored at version 2 are kept by migration 3, the trial with no
-     * request key */
-    zbso_job j;
-    make_job(&j, "at-v2");
-    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
-    assert_int_equal(pg_sql(g_name, "INSERT INTO trials VALUES ('at-v2', 1, 8, 0, 0, 5.5, 0,"
-                                    " 5.5, NULL, NULL, NULL, 0, false)"), 0);
+    /* jobs and trials stored at version 2 are kept by migration 3, the trials with no
+     * request key; migration 4 gives each job updated_at, the latest of its creation and
+     * its trials' start, end and lease renewal, and takes curve points for the trials */
+    assert_int_equal(pg_sql(g_name,
+        "INSERT INTO jobs (job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob,"
+        " beta_knob, target_metric, higher_is_better_metric, max_epochs, num_pruning_rounds,"
+        " window_size, mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed,"
+        " max_power, number_of_gpus, gpu_model, stage, exp_default_batch_size, min_cost,"
+        " min_cost_batch_size, rng_state, num_trials, created_at, version) VALUES"
+        " ('at-v2', 'at', '{8,16}', 8, 0.5, NULL, 0.9, TRUE, 10, 2, 0, 0, 0, 2, NULL, 300, 1,"
+        " 'A40', 0, 8, NULL, 8, 'x', 2, 1.5, 2),"
+        " ('bare-v2', 'at', '{8,16}', 8, 0.5, NULL, 0.9, TRUE, 10, 2, 0, 0, 0, 2, NULL, 300,"
+        " 1, 'A40', 0, 8, NULL, 8, 'x', 0, 2.5, 2),"
+        " ('ended-v2', 'at', '{8,16}', 8, 0.5, NULL, 0.9, TRUE, 10, 2, 0, 0, 0, 2, NULL, 300,"
+        " 1, 'A40', 0, 8, NULL, 8, 'x', 1, 3.5, 2);"
+        "INSERT INTO trials VALUES ('at-v2', 1, 8, 0, 0, 5.5, 0, 5.5, NULL, NULL, NULL, 0,"
+        " false), ('at-v2', 2, 8, 0, 0, 4.5, 0, 9.25, NULL, NULL, NULL, 0, false),"
+        " ('ended-v2', 1, 8, 0, 1, 4.5, 70.5, 9.25, 1, 2, 0.5, 3, true)"), 0);
     assert_int_equal(store_migrate(st, 0, &err), 0);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 3);
+    assert_int_equal(v, 4);
     store_close(st);
     assert_int_equal(query_int("SELECT count(*) FROM trials WHERE job_id = 'at-v2' AND"
                                " trial_number = 1 AND start_time = 5.5 AND request_key IS NULL"),
                      1);
     assert_int_equal(query_int("SELECT count(*) FROM jobs WHERE job_id = 'at-v2'"), 1);
+    assert_int_equal(query_int("SELECT count(*) FROM jobs WHERE job_id = 'at-v2'"
+                               " AND updated_at = 9.25"), 1);
+    assert_int_equal(query_int("SELECT count(*) FROM jobs WHERE job_id = 'bare-v2'"
+                               " AND updated_at = 2.5"), 1);
+    assert_int_equal(query_int("SELECT count(*) FROM jobs WHERE job_id = 'ended-v2'"
+                               " AND updated_at = 70.5"), 1);
+    assert_int_equal(pg_sql(g_name, "INSERT INTO reports VALUES ('at-v2', 2, 0, 1, 2, 0.5,"
+                                    " 10)"), 0);
+    assert_int_equal(pg_sql(g_name, "DELETE FROM jobs WHERE job_id = 'at-v2'"), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM reports"), 0);
+    zbso_job j;
 
     /* serve --migrate's way, from version 1 again */
     assert_int_equal(pg_fresh_db(g_name, g_url, sizeof g_url), 0);
@@ -722,7 +751,7 @@ static void test_older_schema_refused_then_migrated(void **state)
     make_job(&j, "after-migrate");
     assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
     store_close(st);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 3);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 4);
 
     /* an empty database, step by step */
     assert_int_equal(pg_fresh_db(g_name, g_url, sizeof g_url), 0);
@@ -734,7 +763,7 @@ static void test_older_schema_refused_then_migrated(void **state)
     assert_int_equal(v, 1);
     assert_int_equal(store_migrate(st, 0, &err), 0);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 3);
+    assert_int_equal(v, 4);
     assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
     store_close(st);
 }
@@ -814,7 +843,7 @@ static void test_three_replicas_create_the_schema_at_once(void **state)
             if (s[i].rc != 0)
                 fail_msg("round %d starter %d: %d %s", round, i, s[i].rc, s[i].msg);
         assert_int_equal(query_int("SELECT count(*) FROM zbso_schema"), 1);
-        assert_int_equal(query_int("SELECT version FROM zbso_schema"), 3);
+        assert_int_equal(query_int("SELECT version FROM zbso_schema"), 4);
     }
 }
 
@@ -835,18 +864,21 @@ static void test_migrate_sql(void **state)
     assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 2;"));
     assert_non_null(strstr(all.text, "ADD COLUMN request_key TEXT"));
     assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 3;"));
+    assert_non_null(strstr(all.text, "CREATE TABLE reports"));
+    assert_non_null(strstr(all.text, "ADD COLUMN updated_at"));
+    assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 4;"));
     assert_int_equal(store_migrate_sql(b, 1, 2, sql_line, &up, &err), 0);
     assert_null(strstr(up.text, "CREATE TABLE"));
     assert_non_null(strstr(up.text, "CREATE INDEX"));
     assert_int_equal(store_migrate_sql(b, 2, 1, sql_line, &up, &err), ZBSO_EINVAL);
     assert_null(strstr(up.text, "request_key"));
-    assert_int_equal(store_migrate_sql(b, 0, 4, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate_sql(b, 0, 5, sql_line, &up, &err), ZBSO_EINVAL);
     /* the text runs as it is (psql would do the same) and gives the latest schema */
     assert_int_equal(pg_sql(g_name, all.text), 0);
     store *st = open_store(&(store_options){0});
     int v = 0;
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 3);
+    assert_int_equal(v, 4);
     store_close(st);
 }
 

@@ -968,6 +968,145 @@ static void test_idempotency_keys(void **state)
     assert_int_equal(next_keyed(fx, "job-k", "a", NULL).trial_number, 8);
 }
 
+/* ---- curve points and updated_at ---- */
+
+#define PTS_MAX 16
+typedef struct pts {
+    zbso_curve_point p[PTS_MAX];
+    size_t n;
+} pts;
+
+static int pts_cb(void *ctx, const zbso_curve_point *p)
+{
+    pts *a = ctx;
+    if (a->n == PTS_MAX)
+        return -100;
+    a->p[a->n++] = *p;
+    return 0;
+}
+
+typedef struct pts_arg {
+    const char *job_id;
+    int64_t trial_number;
+    pts out;
+} pts_arg;
+
+static int pts_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    pts_arg *a = arg;
+    a->out.n = 0;
+    return store_reports_list(t, a->job_id, a->trial_number, pts_cb, &a->out, err);
+}
+
+/* The stored points of a trial, ascending by epoch. */
+static pts stored_points(fixture *fx, const char *job_id, int64_t trial_number)
+{
+    pts_arg a = {.job_id = job_id, .trial_number = trial_number};
+    zbso_err err;
+    int rc = store_exec_read(fx->st, pts_fn, &a, &err);
+    if (rc != 0)
+        fail_msg("reports_list: %d %s", rc, err.msg);
+    return a.out;
+}
+
+static void assert_point(const zbso_curve_point *p, int64_t epoch, double energy,
+                         double metric, double received_at)
+{
+    assert_int_equal(p->epoch, epoch);
+    assert_true(p->time == 10.0 && p->energy == energy && p->metric == metric);
+    assert_true(p->received_at == received_at);
+}
+
+/* Reports keep their points: continuing ones through the buffer (on the read path and
+ * when the lease is renewed), the one that ends a trial in the unit that ends it, so it is
+ * stored before the answer without any flush; a repeated report adds none, epochs outside
+ * 0..max(max_epochs, 1) + 1 none. Every change of the job moves updated_at. */
+static void test_curve_points(void **state)
+{
+    fixture *fx = *state;
+    zbso_job_spec s = make_spec("job-c");
+    zbso_err err;
+    err_clear(&err);
+    register_ok(fx, &s, true);
+    assert_true(peek_at(fx, "job-c", 0).job.updated_at == 1000.0);
+    fx->clock.now = 1010.0;
+    zbso_trial_id id = next_ok(fx, "job-c");
+    zbso_trial_id other = next_ok(fx, "job-c");
+    peek pk = peek_at(fx, "job-c", 0);
+    assert_true(pk.job.updated_at == 1010.0);
+    assert_int_equal(pk.job.revision, 3);
+
+    /* keep training, read path: buffered, nothing of the job changes */
+    fx->clock.now = 1020.0;
+    assert_false(report(fx, id, 100, 0.1, 0, 0).stop_train);
+    fx->clock.now = 1030.0;
+    assert_false(report(fx, id, 150, 0.2, 1, 0).stop_train);
+    fx->clock.now = 1031.0;
+    assert_false(report(fx, id, 160, 0.3, 1, 0).stop_train); /* epoch 1 again, later */
+    assert_false(report(fx, id, 170, 0.3, -1, 0).stop_train); /* not kept */
+    pk = peek_at(fx, "job-c", 0);
+    assert_true(pk.job.updated_at == 1010.0);
+    assert_int_equal(pk.job.revision, 3);
+    assert_int_equal(store_report_flush(fx->st, &err), 0);
+    pts p = stored_points(fx, "job-c", id.trial_number);
+    assert_int_equal(p.n, 2);
+    assert_point(&p.p[0], 0, 100, 0.1, 1020.0);
+    assert_point(&p.p[1], 1, 160, 0.3, 1031.0);
+
+    /* a report that renews the lease is a change of the job; its point is buffered */
+    fx->clock.now = 1031.0 + ZBSO_LEASE_RENEW_S;
+    assert_false(report(fx, id, 200, 0.4, 2, 0).stop_train);
+    pk = peek_at(fx, "job-c", id.trial_number);
+    assert_true(pk.trial.lease_renewed_at == fx->clock.now);
+    assert_true(pk.job.updated_at == fx->clock.now);
+    assert_int_equal(pk.job.revision, 4);
+    assert_int_equal(store_report_flush(fx->st, &err), 0);
+    assert_int_equal(stored_points(fx, "job-c", id.trial_number).n, 3);
+
+    /* the final report: stored by its own unit, not through the buffer */
+    uint64_t written, dropped, buffered, w2, d2, b2;
+    store_curve_stats(fx->st, &written, &dropped, &buffered);
+    fx->clock.now = 2000.0;
+    zbso_report_response r = report(fx, id, 300, 0.95, 3, 0);
+    assert_true(r.stop_train && r.converged);
+    p = stored_points(fx, "job-c", id.trial_number);
+    assert_int_equal(p.n, 4);
+    assert_point(&p.p[3], 3, 300, 0.95, 2000.0);
+    pk = peek_at(fx, "job-c", 0);
+    assert_true(pk.job.updated_at == 2000.0);
+    assert_int_equal(pk.job.revision, 5);
+    /* repeated: the same answer, no point, no change */
+    fx->clock.now = 2100.0;
+    assert_true(report(fx, id, 300, 0.95, 3, 0).stop_train);
+    assert_int_equal(store_report_flush(fx->st, &err), 0);
+    store_curve_stats(fx->st, &w2, &d2, &b2);
+    assert_true(w2 == written && d2 == dropped && b2 == 0 && buffered == 0);
+    p = stored_points(fx, "job-c", id.trial_number);
+    assert_int_equal(p.n, 4);
+    assert_true(p.p[3].received_at == 2000.0);
+    assert_true(peek_at(fx, "job-c", 0).job.updated_at == 2000.0);
+
+    /* a trial that ends beyond max(max_epochs, 1) + 1 ends without a point */
+    fx->clock.now = 2200.0;
+    assert_true(report(fx, other, 300, 0.1, 7, 0).stop_train);
+    assert_int_equal(store_report_flush(fx->st, &err), 0);
+    assert_int_equal(stored_points(fx, "job-c", other.trial_number).n, 0);
+    assert_true(peek_at(fx, "job-c", 0).job.updated_at == 2200.0);
+    /* max_epochs + 1 is still kept */
+    zbso_trial_id third = next_ok(fx, "job-c");
+    fx->clock.now = 2300.0;
+    assert_true(report(fx, third, 300, 0.1, 6, 0).stop_train);
+    p = stored_points(fx, "job-c", third.trial_number);
+    assert_int_equal(p.n, 1);
+    assert_int_equal(p.p[0].epoch, 6);
+
+    /* ending a Dispatched trial moves updated_at to its end */
+    zbso_trial_id fourth = next_ok(fx, "job-c");
+    fx->clock.now = 2400.0;
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &fourth, NULL, &err), 0);
+    assert_true(peek_at(fx, "job-c", 0).job.updated_at == 2400.0);
+}
+
 static int run_for(const char *url)
 {
     const struct CMUnitTest tests[] = {
@@ -982,6 +1121,7 @@ static int run_for(const char *url)
         cmocka_unit_test_setup_teardown(test_refit_out_of_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idempotency_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_curve_points, setup, teardown),
     };
     g_url = url;
     fprintf(stderr, "store: %s\n", url);
