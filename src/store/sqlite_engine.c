@@ -352,7 +352,8 @@ static void conn_close(sq_conn *c)
 static int trace_cb(unsigned type, void *ctx, void *p, void *x);
 
 /* Opens a read-only connection to st's file. Returns 0 with *out (the caller's, freed
- * with conn_close and free) or ZBSO_ENOMEM / ZBSO_ESTORE with err naming the path. */
+ * with conn_close and free) or ZBSO_ENOMEM / sq_fault's code (ZBSO_EUNAVAIL for a file
+ * that cannot be opened) with err naming the path. */
 static int reader_open(sq_store *st, sq_conn **out, zbso_err *err)
 {
     int rc = 0;
@@ -365,7 +366,11 @@ static int reader_open(sq_store *st, sq_conn **out, zbso_err *err)
     /* NOMUTEX: a reader belongs to one caller at a time, handed over under st->rmu. */
     rc = sqlite3_open_v2(st->path, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
-        rc = err_set(err, ZBSO_ESTORE, "cannot open a reader of database file %s: %s",
+        /* A file that cannot be opened (deleted meanwhile: read_failed then says so) is a
+         * storage fault like the writer's, 503 and not 500. */
+        char cause[160];
+        int code = c->db != NULL ? sq_fault(c->db, rc, cause, sizeof cause) : ZBSO_ENOMEM;
+        rc = err_set(err, code, "cannot open a reader of database file %s: %s",
                      st->path, c->db != NULL ? sqlite3_errmsg(c->db) : "out of memory");
         goto out;
     }

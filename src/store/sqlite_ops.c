@@ -820,9 +820,12 @@ static int q_reports_put(store_txn *t, const char *id, int64_t n, const zbso_cur
     int rc = 0;
     if (np > 0 && s == NULL)
         return sq_code(c);
-    for (size_t i = 0; i < np && rc == 0; i++) {
+    if (np > 0) {
         sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
         sqlite3_bind_int64(s, 2, n);
+    }
+    /* sqlite3_reset keeps the bindings: only the point's own change. */
+    for (size_t i = 0; i < np && rc == 0; i++) {
         sqlite3_bind_int64(s, 3, p[i].epoch);
         bind_double(s, 4, p[i].time);
         bind_double(s, 5, p[i].energy);

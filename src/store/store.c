@@ -276,9 +276,10 @@ struct store_curves {
     log_limit drop_log, fail_log;
 };
 
+/* Orders pointers to entries by (job id, trial number, arrival). */
 static int entry_cmp(const void *a, const void *b)
 {
-    const curve_entry *x = a, *y = b;
+    const curve_entry *x = *(const curve_entry *const *)a, *y = *(const curve_entry *const *)b;
     int c = strcmp(x->job_id, y->job_id);
     if (c != 0)
         return c;
@@ -288,8 +289,8 @@ static int entry_cmp(const void *a, const void *b)
 }
 
 typedef struct curve_batch {
-    const curve_entry *e;        /* sorted by (job id, trial number, arrival) */
-    zbso_curve_point *points;    /* the same points, one array for reports_put */
+    const curve_entry **e;       /* sorted by (job id, trial number, arrival) */
+    zbso_curve_point *points;    /* the same points in that order, for reports_put */
     size_t n;
 } curve_batch;
 
@@ -299,10 +300,10 @@ static int curves_unit(store_txn *t, void *arg, zbso_err *err)
     const curve_batch *b = arg;
     int rc = 0;
     for (size_t i = 0, k; rc == 0 && i < b->n; i = k) {
-        for (k = i + 1; k < b->n && b->e[k].trial_number == b->e[i].trial_number &&
-                        strcmp(b->e[k].job_id, b->e[i].job_id) == 0; k++)
+        for (k = i + 1; k < b->n && b->e[k]->trial_number == b->e[i]->trial_number &&
+                        strcmp(b->e[k]->job_id, b->e[i]->job_id) == 0; k++)
             ;
-        rc = store_reports_put(t, b->e[i].job_id, b->e[i].trial_number, &b->points[i],
+        rc = store_reports_put(t, b->e[i]->job_id, b->e[i]->trial_number, &b->points[i],
                                k - i, err);
     }
     return rc;
@@ -316,6 +317,7 @@ static int curves_flush(store *st, zbso_err *err)
 {
     struct store_curves *c = st->curves;
     zbso_curve_point *points = NULL;
+    const curve_entry **order = NULL;
     int rc = 0;
     pthread_mutex_lock(&c->flush_mu);
     pthread_mutex_lock(&c->mu);
@@ -329,14 +331,18 @@ static int curves_flush(store *st, zbso_err *err)
     c->inflight = n;
     pthread_mutex_unlock(&c->mu);
     if (n > 0) {
-        qsort(take, n, sizeof *take, entry_cmp);
         points = malloc(n * sizeof *points);
-        if (points == NULL) {
+        order = malloc(n * sizeof *order);
+        if (points == NULL || order == NULL) {
             rc = err_set(err, ZBSO_ENOMEM, "out of memory writing %zu curve points", n);
         } else {
+            /* Sort pointers: an entry is 360 bytes. */
             for (size_t i = 0; i < n; i++)
-                points[i] = take[i].p;
-            curve_batch b = {take, points, n};
+                order[i] = &take[i];
+            qsort(order, n, sizeof *order, entry_cmp);
+            for (size_t i = 0; i < n; i++)
+                points[i] = order[i]->p;
+            curve_batch b = {order, points, n};
             rc = store_exec(st, curves_unit, &b, err);
         }
     }
@@ -379,6 +385,7 @@ static int curves_flush(store *st, zbso_err *err)
     pthread_mutex_unlock(&c->mu);
     pthread_mutex_unlock(&c->flush_mu);
     free(points);
+    free(order);
     return rc;
 }
 

@@ -2045,6 +2045,19 @@ static void test_migrate_sql(void **state)
     assert_int_equal(store_migrate_sql(b, 0, 6, sql_line, &up, &err), ZBSO_EINVAL);
 }
 
+/* A reader that cannot open the file (deleted before the pool had a reader) is a
+ * storage fault naming the deletion, 503 and not 500. */
+static void test_reader_after_deletion(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    remove_db(g_path);
+    assert_int_equal(store_exec_read(st, u_noop_read, NULL, &err), ZBSO_EUNAVAIL);
+    assert_non_null(strstr(err.msg, "deleted"));
+    store_close(st);
+    remove_db(g_path);
+}
+
 static void test_not_a_database(void **state)
 {
     zbso_err err = {0};
@@ -2149,6 +2162,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_schema_versions),
         cmocka_unit_test(test_migrate_sql),
         cmocka_unit_test(test_not_a_database),
+        cmocka_unit_test(test_reader_after_deletion),
         cmocka_unit_test(test_urls),
     };
     const struct CMUnitTest pg_more[] = {
