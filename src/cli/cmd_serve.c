@@ -21,7 +21,7 @@ static const char serve_usage[] =
     "usage: zbso serve [--host H] [--port P] [--db URL] [--log-level L] [--log-file F]\n"
     "                  [--trial-timeout S] [--idle-timeout S] [--header-timeout S]\n"
     "                  [--drain-timeout S] [--max-connections-per-ip N] [--echo-sql]\n"
-    "                  [--migrate]\n"
+    "                  [--migrate] [--metrics-per-job]\n"
     "\n"
     "  --host H           address to listen on (ZEUS_BSO_HOST, default 127.0.0.1)\n"
     "  --port P           TCP port, 0 for any free one (ZEUS_BSO_SERVER_PORT, default 8000)\n"
@@ -43,6 +43,8 @@ static const char serve_usage[] =
     "                     (ZEUS_BSO_MAX_CONNECTIONS_PER_IP, default 256)\n"
     "  --echo-sql         log every SQL statement (ZEUS_BSO_ECHO_SQL)\n"
     "  --migrate          upgrade an older database schema instead of refusing it\n"
+    "  --metrics-per-job  add series per job (labelled job_id) to GET /metrics\n"
+    "                     (ZEUS_BSO_METRICS_PER_JOB)\n"
     "\n"
     "Also read: ZEUS_BSO_DB_USER, ZEUS_BSO_DB_PASSWORD, ZEUS_BSO_API_TOKEN, and a .env file\n"
     "in the working directory or a parent. Flags win over the environment, which wins over\n"
@@ -50,7 +52,7 @@ static const char serve_usage[] =
 
 enum { OPT_HOST = CLI_OPT_OWN, OPT_PORT, OPT_LOG_LEVEL, OPT_TRIAL_TIMEOUT, OPT_ECHO_SQL,
        OPT_MIGRATE, OPT_LOG_FILE, OPT_IDLE_TIMEOUT, OPT_HEADER_TIMEOUT, OPT_DRAIN_TIMEOUT,
-       OPT_MAX_PER_IP };
+       OPT_MAX_PER_IP, OPT_METRICS_PER_JOB };
 
 static const struct option serve_options[] = {
     {"host", required_argument, NULL, OPT_HOST},
@@ -65,6 +67,7 @@ static const struct option serve_options[] = {
     {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
     {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
     {"max-connections-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
+    {"metrics-per-job", no_argument, NULL, OPT_METRICS_PER_JOB},
     {"help", no_argument, NULL, CLI_OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -105,6 +108,9 @@ static int apply_flag(int opt, const char *arg, cli_config *cfg, void *ctx, zbso
         return config_parse_timeout("--header-timeout", arg, &cfg->header_timeout_s, err);
     case OPT_DRAIN_TIMEOUT:
         return config_parse_timeout("--drain-timeout", arg, &cfg->drain_timeout_s, err);
+    case OPT_METRICS_PER_JOB:
+        cfg->metrics_per_job = true;
+        return 0;
     default: /* OPT_MAX_PER_IP, the only other flag of serve_options */
         return config_parse_count("--max-connections-per-ip", arg, CFG_COUNT_MAX,
                                   &cfg->max_connections_per_ip, err);
@@ -178,7 +184,10 @@ int cli_serve(int argc, char **argv)
         goto out;
     }
 
+    /* The service's counts for /metrics; lives until the server has stopped. */
+    static svc_stats stats;
     svc_env env = svc_env_system(cfg.trial_timeout_s);
+    env.stats = &stats;
     http_config hcfg = {
         .host = cfg.host,
         .port = cfg.port,
@@ -186,6 +195,8 @@ int cli_serve(int argc, char **argv)
         .per_ip_limit = cfg.max_connections_per_ip,
         .idle_timeout_s = cfg.idle_timeout_s,
         .header_timeout_s = cfg.header_timeout_s,
+        .version = ZBSO_VERSION,
+        .metrics_per_job = cfg.metrics_per_job,
     };
     if (http_server_start(&hcfg, st, &env, &srv, &err) < 0) {
         fprintf(stderr, "zbso serve: %s\n", err.msg);

@@ -32,6 +32,7 @@ typedef struct cli_config {
     double drain_timeout_s;          /* at SIGTERM, in-flight requests get this long */
     unsigned max_connections_per_ip; /* connections from one client address; 0 no limit */
     char log_file[CFG_URL_MAX + 1];  /* "" logs to stderr; else appended to, SIGHUP reopens */
+    bool metrics_per_job;            /* /metrics has per-job series */
     char dotenv_path[CFG_URL_MAX + 1];    /* the `.env` file that was read, or "" */
 } cli_config;
 

@@ -4,6 +4,7 @@
 #ifndef ZBSO_HTTP_HTTP_H
 #define ZBSO_HTTP_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "service/service.h"
@@ -29,6 +30,8 @@ typedef struct http_config {
     double header_timeout_s;  /* a request head must be complete this long after its first
                                  byte, else the connection is closed; 0: no limit */
     unsigned workers;         /* threads running service calls; 0: HTTP_DEFAULT_WORKERS */
+    const char *version;      /* the build's version, for /metrics' zbso_build_info */
+    bool metrics_per_job;     /* /metrics has per-job series (--metrics-per-job) */
 } http_config;
 
 #define HTTP_DEFAULT_WORKERS 64u

@@ -32,10 +32,13 @@ typedef struct http_reply {
 #define HTTP_HEADER_IDEMPOTENCY_KEY "Idempotency-Key"
 
 
+struct http_metrics;
+
 /* The server's state that handlers use. */
 typedef struct http_ctx {
     store *st;
     const svc_env *env;
+    struct http_metrics *metrics;    /* GET /metrics (metrics.h) */
 } http_ctx;
 
 typedef void (*http_handler)(const http_ctx *ctx, struct MHD_Connection *c,

@@ -8,6 +8,7 @@
 #include "core/spec.h"
 #include "http/httpInt.h"
 #include "inspect/inspect.h"
+#include "http/metrics.h"
 
 /* A body that cannot be encoded is a memory failure: say so rather than send nothing. */
 static void reply_json(http_reply *r, unsigned status, char *body, size_t len)
@@ -402,6 +403,7 @@ static const http_route routes[] = {
     {"GET", PAT_TRIALS, "GET", false, false, trials_get},
     {"GET", PAT_TRIAL, "GET", false, false, trial_get},
     {"GET", "/openapi.json", "GET", false, false, openapi_get},
+    {"GET", "/metrics", "GET", false, false, http_metrics_get},
 };
 
 /* Whether s ends with the n bytes of suffix, with something before them. */

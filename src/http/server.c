@@ -19,6 +19,7 @@
 
 #include "http/conntrack.h"
 #include "http/httpInt.h"
+#include "http/metrics.h"
 #include "http/workers.h"
 #include "util/buf.h"
 #include "util/clock.h"
@@ -469,6 +470,8 @@ static enum MHD_Result queue_reply(http_server *srv, struct MHD_Connection *c,
         if (MHD_add_response_header(resp, HTTP_HEADER_JOB_VERSION, v) != MHD_YES)
             goto out;
     }
+    http_metrics_request(srv->ctx.metrics, rs->route, method, (unsigned)r->status,
+                         clk_mono_ns() - rs->t0_ns);
     ret = MHD_queue_response(c, (unsigned)r->status, resp);
     rs->queued = true;
     log_request(method, url, rs);
@@ -621,6 +624,7 @@ static void server_free(http_server *srv)
 {
     http_workers_stop(srv->workers);
     conntrack_stop(srv->ct);
+    http_metrics_free(srv->ctx.metrics);
     free(srv->token);
     free(srv);
 }
@@ -654,6 +658,9 @@ int http_server_start(const http_config *cfg, store *st, const svc_env *env,
         memcpy(srv->token, cfg->api_token, srv->token_len + 1);
     }
     if ((rc = resolve(host, cfg->port, &addr, &ipv6, err)) < 0)
+        goto out;
+    if ((rc = http_metrics_new(http_route_at(0), http_route_count(), cfg->version,
+                               cfg->metrics_per_job, &srv->ctx.metrics, err)) < 0)
         goto out;
     if ((rc = conntrack_start(nofile, cfg->header_timeout_s, &srv->ct, err)) < 0 ||
         (rc = http_workers_start(cfg->workers ? cfg->workers : HTTP_DEFAULT_WORKERS,

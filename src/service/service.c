@@ -46,8 +46,23 @@ static int system_entropy(void *ctx, uint32_t *words, size_t n)
 
 svc_env svc_env_system(double trial_timeout_s)
 {
-    svc_env env = {system_now, system_entropy, NULL, trial_timeout_s};
+    svc_env env = {system_now, system_entropy, NULL, trial_timeout_s, NULL};
     return env;
+}
+
+/* ---- counting for /metrics (svc_stats) ---- */
+
+static void count(atomic_uint_least64_t *c, uint64_t n)
+{
+    atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+static void count_double(_Atomic double *c, double v)
+{
+    double old = atomic_load_explicit(c, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(c, &old, old + v, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
 }
 
 /* ---- trial lists ---- */
@@ -293,6 +308,8 @@ typedef struct next_work {
     const char *key;             /* NULL: the request carries no idempotency key */
     zbso_trial_id *out;
     int64_t revision;            /* OUT: the job's revision after the unit */
+    int64_t expired;             /* OUT: trials the unit Failed by the lease timeout */
+    int dispatched;              /* OUT: the type of the trial it dispatched, or -1 */
 } next_work;
 
 /* Loads the job (locked until the unit ends with for_update), 404 naming the id when it
@@ -375,6 +392,8 @@ static int next_fn(store_txn *t, void *arg, zbso_err *err)
     bool answered;
     int rc;
 
+    w->expired = 0;
+    w->dispatched = -1;
     if ((rc = load_job(t, w->job_id, true, &job, err)) < 0)
         goto out;
     if (w->key && (rc = keyed_answer(t, w, &job, now, &answered, err)) < 0)
@@ -383,7 +402,7 @@ static int next_fn(store_txn *t, void *arg, zbso_err *err)
         goto out;
     if (w->env->trial_timeout_s > 0) {
         rc = store_trials_fail_stale(t, job.spec.job_id, now - w->env->trial_timeout_s, now,
-                                     NULL, err);
+                                     &w->expired, err);
         if (rc < 0)
             goto out;
     }
@@ -428,6 +447,7 @@ static int next_fn(store_txn *t, void *arg, zbso_err *err)
     if ((rc = store_job_update(t, &job, err)) < 0)
         goto out;
     w->revision = job.revision;
+    w->dispatched = (int)trial.type;
     snprintf(w->out->job_id, sizeof w->out->job_id, "%s", job.spec.job_id);
     w->out->batch_size = trial.batch_size;
     w->out->trial_number = trial.trial_number;
@@ -442,8 +462,14 @@ int svc_next_batch_size(store *st, const svc_env *env, const char *job_id,
                         zbso_err *err)
 {
     bool keyed = request_key && request_key[0];
-    next_work w = {env, job_id, keyed ? request_key : NULL, out, 0};
+    next_work w = {env, job_id, keyed ? request_key : NULL, out, 0, 0, -1};
     int rc = store_exec(st, next_fn, &w, err);
+    if (rc == 0 && env->stats) {
+        count(&env->stats->lease_expiries, (uint64_t)w.expired);
+        count(&env->stats->finished[ZBSO_TRIAL_FAILED], (uint64_t)w.expired);
+        if (w.dispatched >= 0)
+            count(&env->stats->dispatched[w.dispatched], 1);
+    }
     return put_revision(rc, w.revision, job_revision);
 }
 
@@ -455,6 +481,8 @@ typedef struct report_work {
     zbso_report_response *out;
     bool answered;               /* OUT of report_read_fn: *out is the final answer */
     int64_t revision;            /* OUT: the job's revision the answer rests on */
+    const zbso_trial *ended;     /* OUT of report_fn: the trial it ended, or NULL */
+    zbso_trial ended_trial;
     /* OUT: the answer kept the trial training, and its curve point (received at `now`,
      * when the decision was taken) is to be buffered (store_report_add). */
     bool add_point;
@@ -545,6 +573,7 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
     opt_report_decision dec, *d = &dec;
     int rc;
 
+    w->ended = NULL;
     w->add_point = false;
     if ((rc = report_decide(t, w, true, &job, d, err)) < 0)
         goto out;
@@ -577,6 +606,8 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
     w->revision = job.revision;
     if (d->kind == OPT_REPORT_CONTINUE)
         goto out;
+    w->ended_trial = d->trial;
+    w->ended = &w->ended_trial;
     if ((rc = store_arms_get(t, job.spec.job_id, arms, ZBSO_MAX_BATCH_SIZES, &n_arms, err)) < 0)
         goto out;
     for (size_t i = 0; i < n_arms; i++) {
@@ -602,13 +633,18 @@ out:
 int svc_report(store *st, const svc_env *env, const zbso_training_result *result,
                zbso_report_response *out, int64_t *job_revision, zbso_err *err)
 {
-    report_work w = {env, result, out, false, 0, false, 0.0};
+    report_work w = {.env = env, .result = result, .out = out};
     /* Decide on a snapshot first; only a report that must store something goes to the
      * writer, whose unit decides again from the latest state, so a request that slipped
      * in between only changes which of the two answers. */
     int rc = store_exec_read(st, report_read_fn, &w, err);
     if (rc == 0 && !w.answered)
         rc = store_exec(st, report_fn, &w, err);
+    if (rc == 0 && w.ended && env->stats) {
+        count(&env->stats->finished[w.ended->status], 1);
+        count_double(&env->stats->energy_j, w.ended->energy);
+        count_double(&env->stats->time_s, w.ended->time);
+    }
     /* A point that keeps training is buffered once its answer is decided for good (a
      * repeated report adds none): it rides with the next flush, not a unit of its own. */
     if (rc == 0 && w.add_point) {
@@ -625,6 +661,7 @@ typedef struct end_work {
     const zbso_trial_id *id;
     bool dispatched;             /* OUT of end_read_fn: the trial is Dispatched */
     int64_t revision;            /* OUT: the job's revision after the unit */
+    bool failed;                 /* OUT of end_fn: it Failed the trial */
 } end_work;
 
 /* Loads the job (locked with for_update, so that this serializes with the job's other
@@ -664,6 +701,7 @@ static int end_fn(store_txn *t, void *arg, zbso_err *err)
     zbso_trial trial;
     int rc;
 
+    w->failed = false;
     if ((rc = end_load(t, w, true, &job, &trial, err)) < 0)
         goto out;
     w->revision = job.revision;
@@ -677,6 +715,7 @@ static int end_fn(store_txn *t, void *arg, zbso_err *err)
         if ((rc = store_job_update(t, &job, err)) < 0)
             goto out;
         w->revision = job.revision;
+        w->failed = true;
     }
 out:
     return rc;
@@ -685,12 +724,14 @@ out:
 int svc_end_trial(store *st, const svc_env *env, const zbso_trial_id *trial,
                   int64_t *job_revision, zbso_err *err)
 {
-    end_work w = {env, trial, false, 0};
+    end_work w = {env, trial, false, 0, false};
     /* A trial leaves Dispatched for good, so a snapshot that shows it ended is final. */
     int rc = store_exec_read(st, end_read_fn, &w, err);
     if (rc < 0 || !w.dispatched)
         return put_revision(rc, w.revision, job_revision);
     rc = store_exec(st, end_fn, &w, err);
+    if (rc == 0 && w.failed && env->stats)
+        count(&env->stats->finished[ZBSO_TRIAL_FAILED], 1);
     return put_revision(rc, w.revision, job_revision);
 }
 

@@ -5,6 +5,7 @@
 #ifndef ZBSO_SERVICE_SERVICE_H
 #define ZBSO_SERVICE_SERVICE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +20,19 @@
  * change first, then the answers that read its revision) are the order the database
  * applied them. */
 
+/* What the service did, for /metrics: counted only once the unit of work that did it has
+ * committed (a unit rolled back or run again counts once or not at all). Zero-initialize;
+ * relaxed atomics, so any thread may read it while requests run. */
+typedef struct svc_stats {
+    atomic_uint_least64_t dispatched[3];    /* trials dispatched, by zbso_trial_type */
+    atomic_uint_least64_t finished[3];      /* trials ended, by zbso_trial_status (Succeeded:
+                                             * a final report; Failed: PATCH /trials or a
+                                             * lease expiry); [DISPATCHED] stays 0 */
+    atomic_uint_least64_t lease_expiries;   /* Dispatched trials Failed by the lease timeout */
+    _Atomic double energy_j;                /* final energy of every Succeeded trial */
+    _Atomic double time_s;                  /* final training time of every Succeeded trial */
+} svc_stats;
+
 typedef struct svc_env {
     /* Unix time in seconds. */
     double (*now)(void *ctx);
@@ -28,6 +42,8 @@ typedef struct svc_env {
     /* Dispatched trials whose lease is older than this are Failed before the next
      * decision for their job (ZEUS_BSO_TRIAL_TIMEOUT); 0 disables. */
     double trial_timeout_s;
+    /* NULL, or where the service counts what it did (the server's /metrics). */
+    svc_stats *stats;
 } svc_env;
 
 /* The real clock (CLOCK_REALTIME) and entropy (getrandom) for servers and tools. */

@@ -547,6 +547,7 @@ static int pg_run_unit(pg_store *st, bool read_only, store_work_fn fn, void *arg
         }
         if (rc == 0 || !t.retry || attempt == PG_ATTEMPTS)
             return rc;
+        atomic_fetch_add_explicit(&st->base.reruns, 1, memory_order_relaxed);
         log_debug("postgresql: running a unit of work again (attempt %d): %s", attempt + 1,
                   err->msg);
     }

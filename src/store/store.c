@@ -217,16 +217,30 @@ void store_close(store *st)
     }
 }
 
-/* Runs fn as one durable unit of work; returns fn's code or a database error. */
+/* Runs fn as one durable unit of work; returns fn's code or a database error. Times it
+ * for store_stats_get (two clock reads and two atomic adds). */
 int store_exec(store *st, store_work_fn fn, void *arg, zbso_err *err)
 {
-    return st->backend->exec(st, fn, arg, err);
+    int64_t t0_ns = clk_mono_ns();
+    int rc = st->backend->exec(st, fn, arg, err);
+    hist_observe_ns(&st->exec_hist, clk_mono_ns() - t0_ns);
+    return rc;
 }
 
-/* Runs fn read-only (store_backend.exec_read). */
+/* Runs fn read-only (store_backend.exec_read), timed as store_exec is. */
 int store_exec_read(store *st, store_work_fn fn, void *arg, zbso_err *err)
 {
-    return st->backend->exec_read(st, fn, arg, err);
+    int64_t t0_ns = clk_mono_ns();
+    int rc = st->backend->exec_read(st, fn, arg, err);
+    hist_observe_ns(&st->exec_read_hist, clk_mono_ns() - t0_ns);
+    return rc;
+}
+
+void store_stats_get(store *st, store_stats *out)
+{
+    hist_read(&st->exec_hist, &out->write);
+    hist_read(&st->exec_read_hist, &out->read);
+    out->reruns = atomic_load_explicit(&st->reruns, memory_order_relaxed);
 }
 
 int store_health(store *st, zbso_err *err)

@@ -13,6 +13,7 @@
 
 #include "core/types.h"
 #include "util/err.h"
+#include "util/hist.h"
 
 typedef struct store store;         /* an open database: backend + its private state */
 typedef struct store_txn store_txn; /* one unit of work in progress */
@@ -201,6 +202,10 @@ typedef struct store_backend {
 struct store {
     const store_backend *backend;
     const char *shown;  /* the database in messages: a file path, a URL with "***" */
+    /* For /metrics (store_stats_get); backends calloc their store, so these start at 0.
+     * store.c times the units; a backend counts its reruns. */
+    zbso_hist exec_hist, exec_read_hist;
+    atomic_uint_least64_t reruns;
     /* store.c's buffer of curve points (store_report_add); NULL until store_open sets it,
      * and for a store opened with discard_curves. Backends leave it alone. */
     struct store_curves *curves;
@@ -246,6 +251,17 @@ int store_report_flush(store *st, zbso_err *err);
 /* Counts since store_open, for /metrics: points written, dropped (buffer full or their
  * unit failed for good), and buffered now. Any pointer may be NULL. */
 void store_curve_stats(store *st, uint64_t *written, uint64_t *dropped, uint64_t *buffered);
+
+/* What the store did since store_open, for /metrics: how long units of work took as
+ * their callers saw them (store_exec: write, queueing for the writer and the durable
+ * commit included; store_exec_read: read), and how many times a PostgreSQL unit ran again
+ * after a serialization failure, a deadlock or a concurrent insert (0 on other
+ * backends). */
+typedef struct store_stats {
+    hist_snapshot write, read;
+    uint64_t reruns;
+} store_stats;
+void store_stats_get(store *st, store_stats *out);
 
 /* Whether st can take writes now (store_backend.health): 0, or ZBSO_EUNAVAIL with err
  * naming the cause. For /healthz; store_open checks it too. */

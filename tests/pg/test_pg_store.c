@@ -466,6 +466,12 @@ static void test_insert_race_reruns_the_unit(void **state)
     assert_int_equal(r.rc_a, 0);
     assert_int_equal(r.b_runs, 2);
     assert_true(r.b_found);
+    /* /metrics' zbso_store_reruns_total: B's store ran one unit again, A's none. */
+    store_stats stats;
+    store_stats_get(st_b, &stats);
+    assert_int_equal(stats.reruns, 1);
+    store_stats_get(r.st_a, &stats);
+    assert_int_equal(stats.reruns, 0);
     assert_int_equal(query_int("SELECT count(*) FROM jobs"), 1);
     /* An insert of an id that the unit did not find missing is a plain conflict. */
     zbso_job j;

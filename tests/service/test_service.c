@@ -67,7 +67,7 @@ static int setup(void **state)
     if (store_open(url, &opt, &fx->st, &err) != 0)
         fail_msg("store_open(%s): %s", url, err.msg);
     fx->clock.now = 1000.0;
-    fx->env = (svc_env){fake_now, fake_entropy, &fx->clock, 0};
+    fx->env = (svc_env){fake_now, fake_entropy, &fx->clock, 0, NULL};
     *state = fx;
     return 0;
 }
@@ -968,6 +968,60 @@ static void test_idempotency_keys(void **state)
     assert_int_equal(next_keyed(fx, "job-k", "a", NULL).trial_number, 8);
 }
 
+/* svc_stats (the server's /metrics): each count moves once per committed change, and
+ * answers that change nothing (a repeated key, a continuing or repeated report, ending an
+ * ended trial, a refused report) leave every count as it was. */
+static uint64_t got(atomic_uint_least64_t *c)
+{
+    return atomic_load(c);
+}
+
+static void test_stats(void **state)
+{
+    fixture *fx = *state;
+    zbso_job_spec s = make_spec("job-s");
+    svc_stats stats;
+    zbso_err err;
+    memset(&stats, 0, sizeof stats);
+    fx->env.stats = &stats;
+    fx->env.trial_timeout_s = 100;
+    register_ok(fx, &s, true);
+    zbso_trial_id t1 = next_ok(fx, "job-s");
+    zbso_trial_id t2 = next_keyed(fx, "job-s", "k", NULL);
+    assert_int_equal(next_keyed(fx, "job-s", "k", NULL).trial_number, t2.trial_number);
+    assert_int_equal(got(&stats.dispatched[ZBSO_TRIAL_EXPLORATION]), 1);
+    assert_int_equal(got(&stats.dispatched[ZBSO_TRIAL_CONCURRENT]), 1);
+    report(fx, t1, 5, 0.1, 1, 0);
+    assert_int_equal(got(&stats.finished[ZBSO_TRIAL_SUCCEEDED]), 0);
+    assert_true(atomic_load(&stats.energy_j) == 0.0);
+    report(fx, t1, 7.25, 0.95, 2, 0);
+    report(fx, t1, 7.25, 0.95, 2, 0);   /* repeated */
+    assert_int_equal(got(&stats.finished[ZBSO_TRIAL_SUCCEEDED]), 1);
+    assert_true(atomic_load(&stats.energy_j) == 7.25);
+    assert_true(atomic_load(&stats.time_s) == 10.0);
+    err_clear(&err);
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &t2, NULL, &err), 0);
+    assert_int_equal(svc_end_trial(fx->st, &fx->env, &t2, NULL, &err), 0);
+    assert_int_equal(got(&stats.finished[ZBSO_TRIAL_FAILED]), 1);
+    assert_int_equal(got(&stats.lease_expiries), 0);
+    /* Two trials outlive their lease; the next dispatch fails both. */
+    next_ok(fx, "job-s");
+    zbso_trial_id t4 = next_ok(fx, "job-s");
+    fx->clock.now += 150;
+    next_ok(fx, "job-s");
+    assert_int_equal(got(&stats.lease_expiries), 2);
+    assert_int_equal(got(&stats.finished[ZBSO_TRIAL_FAILED]), 3);
+    report(fx, t4, 5, 0.95, 1, ZBSO_ECONFLICT);
+    assert_int_equal(got(&stats.finished[ZBSO_TRIAL_SUCCEEDED]), 1);
+    assert_true(atomic_load(&stats.energy_j) == 7.25);
+    uint64_t by_type[3] = {0};
+    for (int64_t n = 1; n <= 5; n++)
+        by_type[peek_at(fx, "job-s", n).trial.type]++;
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(got(&stats.dispatched[k]), by_type[k]);
+    assert_int_equal(got(&stats.finished[ZBSO_TRIAL_DISPATCHED]), 0);
+}
+
 /* ---- curve points and updated_at ---- */
 
 #define PTS_MAX 16
@@ -1121,6 +1175,7 @@ static int run_for(const char *url)
         cmocka_unit_test_setup_teardown(test_refit_out_of_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idempotency_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_curve_points, setup, teardown),
     };
     g_url = url;

@@ -2116,6 +2116,34 @@ static void test_urls(void **state)
     remove_db(rel);
 }
 
+/* store_stats_get (for /metrics): every store_exec and store_exec_read is one
+ * observation of its histogram, failed units included; only PostgreSQL reruns units
+ * (tests/pg/test_pg_store.c counts those). */
+static int u_nothing(store_txn *t, void *arg, zbso_err *err)
+{
+    return arg ? err_set(err, ZBSO_ECONFLICT, "refused") : 0;
+}
+
+static void test_unit_stats(void **state)
+{
+    store *st = open_fresh();
+    store_stats a, b;
+    zbso_err err = {0};
+    store_stats_get(st, &a);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(store_exec(st, u_nothing, NULL, &err), 0);
+    assert_int_equal(store_exec(st, u_nothing, "fail", &err), ZBSO_ECONFLICT);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(store_exec_read(st, u_nothing, NULL, &err), 0);
+    store_stats_get(st, &b);
+    assert_int_equal(b.write.count - a.write.count, 4);
+    assert_int_equal(b.read.count - a.read.count, 5);
+    assert_int_equal(b.write.cumulative[HIST_BUCKETS], b.write.count);
+    assert_true(b.write.sum_s >= a.write.sum_s && b.read.sum_s >= a.read.sum_s);
+    assert_int_equal(b.reruns, 0);
+    store_close(st);
+}
+
 int main(int argc, char **argv)
 {
     bool pg = argc == 2 && strcmp(argv[1], "--pg") == 0;
@@ -2144,6 +2172,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_read_unit_sees_committed),
         cmocka_unit_test(test_concurrent_units),
         cmocka_unit_test(test_reads_during_writes),
+        cmocka_unit_test(test_unit_stats),
         cmocka_unit_test(test_jobs_list),
         cmocka_unit_test(test_trials_pages),
         cmocka_unit_test(test_reports_put_and_list),
