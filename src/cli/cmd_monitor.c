@@ -44,7 +44,8 @@ static const char monitor_usage[] =
     "  --json         the report as one JSON object (time_s, energy_j, gpus, exit_status)\n"
     "  --gpus LIST    CUDA indices of the GPUs to measure, e.g. 0,1 (default: every\n"
     "                 visible GPU; CUDA_VISIBLE_DEVICES applies)\n"
-    "  --interval S   also print the time and energy so far every S seconds (>= 0.1)\n"
+    "  --interval S   also print the time and energy so far every S seconds (>= 0.1),\n"
+    "                 always to stderr\n"
     "  --output FILE  write the report to FILE instead of stderr\n"
     "SIGINT, SIGTERM and SIGHUP sent to zbso monitor are passed to the command.\n"
     "Exit status: the command's; 128+N when signal N killed it; 125 when zbso monitor\n"
@@ -341,7 +342,9 @@ int cli_monitor(int argc, char **argv)
         status = rc;
         goto out;
     }
-    ws = wait_child(pid, a.interval_s, mon, report);
+    /* Progress lines go to stderr even with --output, whose file holds the report alone
+     * (one JSON document with --json). */
+    ws = wait_child(pid, a.interval_s, mon, stderr);
     mrc = zbso_monitor_end_window(mon, WINDOW, &m);
     if (ws < 0)
         goto out;

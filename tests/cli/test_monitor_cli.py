@@ -269,6 +269,18 @@ class MonitorTest(unittest.TestCase):
         total = table_rows(r.stderr)["total"]
         self.assertGreater(total[1], float(lines[-1][0]))
 
+    def test_interval_with_json_output_file(self):
+        # The progress lines stay on stderr: the file holds one JSON document.
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.json")
+            r = monitor(["--json", "--interval", "0.2", "--output", out, "--", "sleep", "1"],
+                        power_mw="200000")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("J so far", r.stderr)
+            with open(out) as f:
+                doc = json.load(f)
+            self.assertAlmostEqual(doc["energy_j"], 200.0 * doc["time_s"], delta=4.0)
+
 
 if __name__ == "__main__":
     unittest.main()
