@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/table.h"
+#include "util/utf8.h"
 
 #define TABLE_COLS_MAX 64
 
@@ -67,31 +68,11 @@ static void push(cli_table *t, char *s)
  * encoding of a character that is not a control character (C0, DEL, C1), else 0. */
 static size_t printable_seq(const unsigned char *s)
 {
-    uint32_t cp;
-    size_t n;
-    if (s[0] >= 0x20 && s[0] < 0x7f)
-        return 1;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        n = 2;
-        cp = s[0] & 0x1fu;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        n = 3;
-        cp = s[0] & 0x0fu;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        n = 4;
-        cp = s[0] & 0x07u;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3fu);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
-        return 0;
-    return n;
+    size_t n = utf8_seq_len(s, SIZE_MAX);
+    if (n == 1)
+        return s[0] >= 0x20 && s[0] < 0x7f ? 1 : 0;
+    /* C1 controls, U+0080..U+009F, are 0xc2 0x80..0x9f. */
+    return s[0] == 0xc2 && s[1] <= 0x9f ? 0 : n;
 }
 
 /* Writes the escaped form of s into out (NULL: only counts). Returns its length. */

@@ -8,6 +8,7 @@
 #include "core/spec.h"
 #include "http/httpInt.h"
 #include "inspect/inspect.h"
+#include "util/utf8.h"
 #include "http/metrics.h"
 
 /* A body that cannot be encoded is a memory failure: say so rather than send nothing. */
@@ -22,48 +23,6 @@ static void reply_json(http_reply *r, unsigned status, char *body, size_t len)
     r->body = body;
     r->len = len;
     r->body_static = false;
-}
-
-/* Returns the offset of the first byte of s[0..len) that does not begin a well-formed UTF-8
- * sequence (RFC 3629: no overlong forms, surrogates or code points above U+10FFFF), or len
- * when all of it is well formed. */
-static size_t utf8_bad_at(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        unsigned char c = s[i];
-        size_t n;
-        unsigned lo = 0x80, hi = 0xbf;   /* bounds of the second byte */
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xc2 && c <= 0xdf) {
-            n = 2;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            n = 3;
-            if (c == 0xe0)
-                lo = 0xa0;               /* overlong */
-            if (c == 0xed)
-                hi = 0x9f;               /* surrogates */
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            n = 4;
-            if (c == 0xf0)
-                lo = 0x90;               /* overlong */
-            if (c == 0xf4)
-                hi = 0x8f;               /* above U+10FFFF */
-        } else {
-            return i;
-        }
-        if (len - i < n || s[i + 1] < lo || s[i + 1] > hi)
-            return i;
-        for (size_t k = 2; k < n; k++) {
-            if (s[i + k] < 0x80 || s[i + k] > 0xbf)
-                return i;
-        }
-        i += n;
-    }
-    return len;
 }
 
 int http_query_job_id(const char *v, size_t len, char *job_id, zbso_err *err)
