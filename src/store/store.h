@@ -240,8 +240,8 @@ int store_exec_read(store *st, store_work_fn fn, void *arg, zbso_err *err);
  * otherwise (a value the database refuses) would fail again, so its points are dropped and
  * counted. A full buffer (STORE_CURVE_MAX points, a database that cannot take the writes)
  * drops the new point and counts it. */
-#define STORE_CURVE_BATCH 1024
-#define STORE_CURVE_DELAY_S 0.25
+#define STORE_CURVE_BATCH 16384
+#define STORE_CURVE_DELAY_S 2.0
 #define STORE_CURVE_MAX 65536
 void store_report_add(store *st, const char *job_id, int64_t trial_number,
                       const zbso_curve_point *point);
