@@ -210,7 +210,7 @@
   }
 
   /* The width a chart in el may take. */
-  const widthOf = (el) => Math.max(280, Math.min(1100, Math.floor(el.clientWidth || 600)));
+  const widthOf = (el) => Math.max(280, Math.min(1200, Math.floor(el.clientWidth || 600)));
   const chartHeight = (w) => (w < 500 ? 240 : 300);
 
   function note(text, cls) { return h('p', {class: `note ${cls || ''}`.trim(), text}); }
@@ -592,13 +592,16 @@
       return;
     }
     setState('error');
-    main().replaceChildren(errorPanel(e, () => show()));
+    if (view && view.showError) view.showError(e);
+    else main().replaceChildren(errorPanel(e, () => show()));
   }
 
   /* Auto-refresh: the current view loads again; a failure keeps what is shown and says so. */
+  let ticking = false;
   async function tick() {
     const my = gen;
-    if (!view || !view.refreshable || document.hidden || main().dataset.state !== 'ready') return;
+    if (ticking || !view || !view.refreshable || document.hidden || main().dataset.state !== 'ready') return;
+    ticking = true;
     try {
       await view.load();
       if (my === gen) banner('');
@@ -606,6 +609,8 @@
       if (my !== gen || !(e instanceof ApiError)) return;
       if (e.status === 401) { fail(e); return; }
       banner(`Refresh failed at ${when(Date.now() / 1000)}: ${e.message} (showing what was loaded before)`);
+    } finally {
+      ticking = false;
     }
   }
   function arm() {
@@ -678,6 +683,14 @@
         this.empty, this.pagerEl);
     }
     first() { this.after = ''; this.back = []; this.reload(); }
+    /* A failed load: the message and a retry where the rows were; the filters stay. */
+    showError(e) {
+      this.doc = null;
+      this.tbody.replaceChildren();
+      this.status.textContent = '';
+      this.pagerEl.replaceChildren();
+      this.empty.replaceChildren(errorPanel(e, () => this.reload()));
+    }
     async reload() {
       const my = gen;
       history.replaceState(null, '', this.hash());
@@ -795,6 +808,7 @@
     render() {
       const job = this.job;
       const trials = this.trials;
+      const specOpen = Boolean(main().querySelector('details.spec[open]'));
       const sv = job.savings;
       const m = main();
       const tr = job.trials;
@@ -811,7 +825,7 @@
           ['last activity', h('span', {id: 'job-updated', text: ago(job.updated_at)}), 'updated_at', job.updated_at, when(job.updated_at)],
           ['revision', String(job.revision), 'revision', job.revision],
         ]),
-        h('details', {class: 'spec'}, h('summary', {text: 'job spec'}),
+        h('details', {class: 'spec', open: specOpen}, h('summary', {text: 'job spec'}),
           h('div', {class: 'scroll'}, h('table', {class: 'kv'}, h('tbody', null,
             Object.entries(spec).map(([k, v]) => h('tr', null, h('th', {scope: 'row', text: k}),
               h('td', {text: Array.isArray(v) ? v.join(', ') : v === null ? 'null' : String(v)}))))))));

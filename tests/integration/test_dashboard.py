@@ -324,6 +324,20 @@ class Seeded(BrowserCase):
                "document.querySelector('.note.empty') !== null", what="no match")
         self.assertIn("No job id begins with", p.eval("document.querySelector('.note.empty')"
                                                       ".textContent"))
+        # A prefix the API refuses (422): its message where the rows were, the filters kept.
+        self.expected = [r"status of 422"]
+        p.eval("(i => { i.value = 'x'.repeat(301); i.dispatchEvent(new Event('input')); })"
+               "(document.getElementById('f-prefix'))")
+        self.settled(p, "error")
+        panel = p.eval("document.querySelector('.error-panel').innerText")
+        self.assertIn("query.prefix", panel)
+        self.assertIn("422", panel)
+        p.eval("(i => { i.value = ''; i.dispatchEvent(new Event('input')); })"
+               "(document.getElementById('f-prefix'))")
+        p.wait("document.querySelectorAll('#jobs-table tbody tr').length > 0",
+               what="the rows after the bad prefix")
+        self.settled(p)
+        self.check_rows(p.eval(JS_JOB_ROWS), jobs)
 
         phone = self.open(self.srv, size=PHONE)
         self.check_rows(phone.eval(JS_JOB_ROWS), jobs)
