@@ -52,4 +52,11 @@ int cli_simulate(int argc, char **argv);
 /* `zbso run`: drives a training command across recurrences (src/run). */
 int cli_run(int argc, char **argv);
 
+/* `zbso jobs`: inspects, exports and deletes jobs through a server or a database. */
+int cli_jobs(int argc, char **argv);
+
+/* `zbso monitor`: runs a command and prints the GPU time and energy it used; returns the
+ * command's exit status (125-127 for its own failures, see its usage). */
+int cli_monitor(int argc, char **argv);
+
 #endif

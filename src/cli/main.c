@@ -14,6 +14,8 @@ static const struct {
     {"migrate", cli_migrate, "create or upgrade the database schema, or print its SQL"},
     {"simulate", cli_simulate, "simulate recurring jobs on the Zeus traces against the optimizer"},
     {"run", cli_run, "run a training command repeatedly with the batch sizes the optimizer picks"},
+    {"jobs", cli_jobs, "list, show, export and delete jobs (server or database)"},
+    {"monitor", cli_monitor, "run a command and print the GPU time and energy it used"},
 };
 
 static void usage(FILE *to)

@@ -52,6 +52,9 @@ typedef struct http_route {
     bool has_body;          /* the request carries JSON: check its Content-Type */
     bool public_route;      /* served without the bearer token */
     http_handler fn;
+    /* Runs on the background workers, below the protocol's in priority (server.c): the
+     * read-only views, which a client cannot wait on mid-training. */
+    bool background;
 } http_route;
 
 /* GET /openapi.json's document (generated from src/http/openapi.json at build time). */

@@ -9,6 +9,7 @@
 #include "dashboard/dashboard.h"
 #include "http/httpInt.h"
 #include "inspect/inspect.h"
+#include "util/utf8.h"
 #include "http/metrics.h"
 
 /* A body that cannot be encoded is a memory failure: say so rather than send nothing. */
@@ -23,48 +24,6 @@ static void reply_json(http_reply *r, unsigned status, char *body, size_t len)
     r->body = body;
     r->len = len;
     r->body_static = false;
-}
-
-/* Returns the offset of the first byte of s[0..len) that does not begin a well-formed UTF-8
- * sequence (RFC 3629: no overlong forms, surrogates or code points above U+10FFFF), or len
- * when all of it is well formed. */
-static size_t utf8_bad_at(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        unsigned char c = s[i];
-        size_t n;
-        unsigned lo = 0x80, hi = 0xbf;   /* bounds of the second byte */
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xc2 && c <= 0xdf) {
-            n = 2;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            n = 3;
-            if (c == 0xe0)
-                lo = 0xa0;               /* overlong */
-            if (c == 0xed)
-                hi = 0x9f;               /* surrogates */
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            n = 4;
-            if (c == 0xf0)
-                lo = 0x90;               /* overlong */
-            if (c == 0xf4)
-                hi = 0x8f;               /* above U+10FFFF */
-        } else {
-            return i;
-        }
-        if (len - i < n || s[i + 1] < lo || s[i + 1] > hi)
-            return i;
-        for (size_t k = 2; k < n; k++) {
-            if (s[i + k] < 0x80 || s[i + k] > 0xbf)
-                return i;
-        }
-        i += n;
-    }
-    return len;
 }
 
 int http_query_job_id(const char *v, size_t len, char *job_id, zbso_err *err)
@@ -412,21 +371,22 @@ static void dashboard_get(const http_ctx *ctx, struct MHD_Connection *c, const c
 /* Every route; a path listed twice serves two methods and shares one Allow value. Paths
  * with parameters are http_path_pattern's patterns. */
 static const http_route routes[] = {
-    {"GET", "/jobs", "GET, POST, DELETE", false, false, jobs_get},
-    {"POST", "/jobs", "GET, POST, DELETE", true, false, jobs_post},
-    {"DELETE", "/jobs", "GET, POST, DELETE", false, false, jobs_delete},
-    {"GET", "/jobs/batch_size", "GET", false, false, batch_size_get},
-    {"POST", "/report", "POST", true, false, report_post},
-    {"PATCH", "/trials", "PATCH", true, false, trials_patch},
-    {"GET", "/healthz", "GET", false, true, healthz_get},
-    {"GET", PAT_JOB, "GET", false, false, job_get},
-    {"GET", PAT_TRIALS, "GET", false, false, trials_get},
-    {"GET", PAT_TRIAL, "GET", false, false, trial_get},
-    {"GET", "/openapi.json", "GET", false, false, openapi_get},
-    {"GET", "/metrics", "GET", false, false, http_metrics_get},
-    {"GET", DASH_PATH_INDEX, "GET", false, true, dashboard_get},
-    {"GET", DASH_PATH_JS, "GET", false, true, dashboard_get},
-    {"GET", DASH_PATH_CSS, "GET", false, true, dashboard_get},
+    {"GET", "/jobs", "GET, POST, DELETE", false, false, jobs_get, true},
+    {"POST", "/jobs", "GET, POST, DELETE", true, false, jobs_post, false},
+    {"DELETE", "/jobs", "GET, POST, DELETE", false, false, jobs_delete, false},
+    {"GET", "/jobs/batch_size", "GET", false, false, batch_size_get, false},
+    {"POST", "/report", "POST", true, false, report_post, false},
+    {"PATCH", "/trials", "PATCH", true, false, trials_patch, false},
+    {"GET", "/healthz", "GET", false, true, healthz_get, false},
+    {"GET", PAT_JOB, "GET", false, false, job_get, true},
+    {"GET", PAT_TRIALS, "GET", false, false, trials_get, true},
+    {"GET", PAT_TRIAL, "GET", false, false, trial_get, true},
+    {"GET", "/openapi.json", "GET", false, false, openapi_get, true},
+    {"GET", "/metrics", "GET", false, false, http_metrics_get, true},
+    /* The dashboard's static files: answered at once, ahead of the views they call. */
+    {"GET", DASH_PATH_INDEX, "GET", false, true, dashboard_get, false},
+    {"GET", DASH_PATH_JS, "GET", false, true, dashboard_get, false},
+    {"GET", DASH_PATH_CSS, "GET", false, true, dashboard_get, false},
 };
 
 /* Whether s ends with the n bytes of suffix, with something before them. */

@@ -43,6 +43,15 @@
 #define MHD_LOG_KINDS 32
 /* At the drain's end, how long workers may still take to return at least. */
 #define WORKER_GRACE_S 0.1
+/* Request workers run this many nice steps below the event loop, which every request
+ * passes through twice: a worker is one of many, the loop only one. */
+#define WORKER_NICE 5
+/* Routes marked background (inspection, /metrics, /openapi.json) run on their own few
+ * workers far below the protocol's: a dashboard or a script that reads a job of 20,000
+ * trials in a loop takes only the CPU the training clients leave (docs/DESIGN.md,
+ * "Inspection"). */
+#define BACKGROUND_WORKERS 4u
+#define BACKGROUND_NICE 15
 
 /* The answer to a request line libmicrohttpd cannot parse and drops without one. */
 static const char BAD_LINE_ANSWER[] =
@@ -63,6 +72,7 @@ struct http_server {
     struct MHD_Daemon *daemon;
     http_ctx ctx;
     http_workers *workers;
+    http_workers *background;    /* for routes marked background */
     conntrack *ct;
     char *token;                 /* NULL: no auth */
     size_t token_len;
@@ -548,7 +558,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         rs->conn = c;
         rs->task.fn = run_request;
         MHD_suspend_connection(c);
-        http_workers_submit(srv->workers, &rs->task);
+        http_workers_submit(rs->route->background ? srv->background : srv->workers,
+                            &rs->task);
         return MHD_YES;
     }
     if (rs->dispatched && !atomic_load(&rs->ready))
@@ -626,6 +637,7 @@ static unsigned fd_limit(void)
 static void server_free(http_server *srv)
 {
     http_workers_stop(srv->workers);
+    http_workers_stop(srv->background);
     conntrack_stop(srv->ct);
     http_metrics_free(srv->ctx.metrics);
     free(srv->token);
@@ -667,7 +679,9 @@ int http_server_start(const http_config *cfg, store *st, const svc_env *env,
         goto out;
     if ((rc = conntrack_start(nofile, cfg->header_timeout_s, &srv->ct, err)) < 0 ||
         (rc = http_workers_start(cfg->workers ? cfg->workers : HTTP_DEFAULT_WORKERS,
-                                 &srv->workers, err)) < 0)
+                                 WORKER_NICE, "zbso-worker", &srv->workers, err)) < 0 ||
+        (rc = http_workers_start(BACKGROUND_WORKERS, BACKGROUND_NICE, "zbso-background",
+                                 &srv->background, err)) < 0)
         goto out;
     unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_TURBO | MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
@@ -734,6 +748,9 @@ unsigned http_server_stop(http_server *srv, double drain_timeout_s)
     double rest = drain_timeout_s - (double)elapsed_us(t0_ns) / 1e6;
     unsigned running = http_workers_wait(srv->workers, rest > WORKER_GRACE_S ? rest
                                                                            : WORKER_GRACE_S);
+    rest = drain_timeout_s - (double)elapsed_us(t0_ns) / 1e6;
+    running += http_workers_wait(srv->background, rest > WORKER_GRACE_S ? rest
+                                                                        : WORKER_GRACE_S);
     if (running) {
         log_error("drain timeout of %g s: %u request%s still running in the service, %u "
                   "connection%s open; exiting without their answers", drain_timeout_s,

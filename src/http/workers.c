@@ -25,9 +25,6 @@
 
 #include "util/clock.h"
 
-/* How many nice steps workers run below the process (the event loop). */
-#define WORKER_NICE 5
-
 struct http_workers {
     pthread_mutex_t mu;
     pthread_cond_t cv;           /* a task was queued, or stop was asked */
@@ -35,6 +32,8 @@ struct http_workers {
     http_task *head, *tail;      /* FIFO of queued tasks */
     unsigned pending;            /* queued + running */
     bool stop;
+    int nice;                    /* steps below the event loop */
+    const char *name;            /* the threads' name */
     unsigned n;
     pthread_t threads[];
 };
@@ -42,14 +41,14 @@ struct http_workers {
 static void *worker_main(void *arg)
 {
     http_workers *w = arg;
-    pthread_setname_np(pthread_self(), "zbso-worker");
+    pthread_setname_np(pthread_self(), w->name);
     /* Workers yield to the event loop, which every request passes through twice: a worker
      * is one of many, the loop only one. Lowering one's own priority needs no privilege. */
     id_t tid = (id_t)syscall(SYS_gettid);
     errno = 0;
     int nice_now = getpriority(PRIO_PROCESS, tid);
     if (errno == 0)
-        (void)setpriority(PRIO_PROCESS, tid, nice_now + WORKER_NICE);
+        (void)setpriority(PRIO_PROCESS, tid, nice_now + w->nice);
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (!w->head && !w->stop)
@@ -70,7 +69,8 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-int http_workers_start(unsigned n, http_workers **out, zbso_err *err)
+int http_workers_start(unsigned n, int nice, const char *name, http_workers **out,
+                       zbso_err *err)
 {
     *out = NULL;
     if (n == 0)
@@ -78,6 +78,8 @@ int http_workers_start(unsigned n, http_workers **out, zbso_err *err)
     http_workers *w = calloc(1, sizeof *w + n * sizeof w->threads[0]);
     if (!w)
         return err_set(err, ZBSO_ENOMEM, "out of memory starting %u request workers", n);
+    w->nice = nice;
+    w->name = name;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

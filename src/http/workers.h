@@ -14,9 +14,11 @@ typedef struct http_task {
 
 typedef struct http_workers http_workers;
 
-/* Starts n threads (n >= 1). Returns 0, or ZBSO_ENOMEM / ZBSO_EIO with err set (then no
- * thread is left running). */
-int http_workers_start(unsigned n, http_workers **out, zbso_err *err);
+/* Starts n threads (n >= 1) named `name` (at most 15 bytes, for ps and /proc), each `nice`
+ * steps below the event loop's priority (lowering one's own priority needs no privilege).
+ * Returns 0, or ZBSO_ENOMEM / ZBSO_EIO with err set (then no thread is left running). */
+int http_workers_start(unsigned n, int nice, const char *name, http_workers **out,
+                       zbso_err *err);
 
 /* Queues t; the first idle thread runs it, in submission order. Never fails. */
 void http_workers_submit(http_workers *w, http_task *t);

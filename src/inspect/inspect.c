@@ -15,6 +15,7 @@
 #include "codec/codec.h"
 #include "core/optimizer.h"
 #include "util/mem.h"
+#include "util/utf8.h"
 
 /* ---- requests ---- */
 
@@ -25,48 +26,13 @@ void insp_request_init(insp_request *req, insp_kind kind)
     req->limit = INSP_LIMIT_DEFAULT;
 }
 
-/* Whether s[0..len) is well-formed UTF-8 (RFC 3629). */
-static bool utf8_ok(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        unsigned char c = s[i];
-        size_t n;
-        unsigned lo = 0x80, hi = 0xbf;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xc2 && c <= 0xdf) {
-            n = 2;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            n = 3;
-            lo = c == 0xe0 ? 0xa0 : lo;
-            hi = c == 0xed ? 0x9f : hi;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            n = 4;
-            lo = c == 0xf0 ? 0x90 : lo;
-            hi = c == 0xf4 ? 0x8f : hi;
-        } else {
-            return false;
-        }
-        if (len - i < n || s[i + 1] < lo || s[i + 1] > hi)
-            return false;
-        for (size_t k = 2; k < n; k++)
-            if (s[i + k] < 0x80 || s[i + k] > 0xbf)
-                return false;
-        i += n;
-    }
-    return true;
-}
-
 /* A job id text (prefix or cursor) from the query into out (ZBSO_ID_MAX + 1 bytes). */
 static int query_text(const char *name, const char *v, size_t len, char *out, zbso_err *err)
 {
     if (memchr(v, '\0', len))
         return err_set_field(err, ZBSO_EINVAL, "query", name,
                              "%s contains a NUL character (%%00); no job id does", name);
-    if (!utf8_ok((const unsigned char *)v, len))
+    if (utf8_bad_at((const unsigned char *)v, len) < len)
         return err_set_field(err, ZBSO_EINVAL, "query", name, "%s is not valid UTF-8", name);
     if (len > ZBSO_ID_MAX)
         return err_set_field(err, ZBSO_EINVAL, "query", name,

@@ -5,6 +5,7 @@ out here by hand from what the test reported; curve points; pages; bad query val
 unknown ids; the token; the OpenAPI document against the routes the server answers."""
 
 import json
+import os
 import time
 import unittest
 import urllib.parse
@@ -324,6 +325,46 @@ class Token(ServerTestCase):
             self.assertEqual(r.status, 401, (path, r))
             self.assertNotIn(b"itest-t", r.body, path)
         self.assertEqual(self.srv.request("GET", "/jobs/itest-t", headers=auth).status, 200)
+
+
+class Priority(ServerTestCase):
+    """Inspection runs on 4 background workers 15 nice steps below the event loop, the
+    protocol's 64 workers 5 steps below it, so a reader in a loop takes only the CPU that
+    training clients leave (docs/DESIGN.md, "Inspection")."""
+
+    def threads(self):
+        """{thread name: [nice values]} of the server process."""
+        pid = self.srv.proc.pid
+        threads = {}
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                    name = f.read().strip()
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    stat = f.read()
+            except FileNotFoundError:
+                continue
+            nice = int(stat[stat.rindex(")") + 2:].split()[16])   # field 19
+            threads.setdefault(name, []).append(nice)
+        return threads
+
+    def test_worker_pools_and_their_nice_values(self):
+        pid = self.srv.proc.pid
+        # Threads name and renice themselves as they start, maybe after the server's
+        # listening line.
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+        base = int(stat[stat.rindex(")") + 2:].split()[16])
+        want = {"zbso-worker": [min(base + 5, 19)] * 64,
+                "zbso-background": [min(base + 15, 19)] * 4}
+        deadline = time.monotonic() + 20
+        while True:
+            threads = self.threads()
+            got = {k: threads.get(k, []) for k in want}
+            if got == want or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        self.assertEqual(got, want, threads)
 
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")

@@ -1,0 +1,368 @@
+/* test_jobs_fmt.c: the output formats of `zbso jobs` (src/cli/jobs_fmt.c) and the terminal
+ * tables under them (src/cli/table.c), on literal documents of the inspection API's
+ * shapes: exact expected text for tables, CSV and JSON. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cli/jobs_fmt.h"
+#include "cli/table.h"
+
+/* The output of fn on the parsed document text, as a malloc'd string. */
+typedef int (*fmt_fn)(FILE *, jobs_format, const json_t *, zbso_err *);
+
+static char *render(fmt_fn fn, jobs_format f, const char *text)
+{
+    json_error_t jerr;
+    json_t *doc = json_loads(text, 0, &jerr);
+    if (doc == NULL)
+        fail_msg("bad test JSON: %s at %d", jerr.text, jerr.position);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&out, &len);
+    zbso_err err;
+    assert_int_equal(fn(m, f, doc, &err), 0);
+    fclose(m);
+    json_decref(doc);
+    return out;
+}
+
+static void expect(fmt_fn fn, jobs_format f, const char *doc, const char *want)
+{
+    char *got = render(fn, f, doc);
+    if (strcmp(got, want) != 0)
+        fail_msg("got:\n%s\nwant:\n%s", got, want);
+    free(got);
+}
+
+static const char *const JOBS =
+    "{\"jobs\":[{\"job_id\":\"bert-1\",\"job_id_prefix\":\"bert\",\"stage\":\"MAB\","
+    "\"created_at\":1700000000.5,\"updated_at\":1700003600.25,"
+    "\"trials\":{\"total\":12,\"Dispatched\":1,\"Succeeded\":10,\"Failed\":1},"
+    "\"min_cost\":8260.4500000000007,\"min_cost_batch_size\":32,\"best_batch_size\":32,"
+    "\"savings\":{\"finished_trials\":10,\"failed_trials\":1,"
+    "\"spent\":{\"energy_j\":123456.78,\"time_s\":456.05000000000001,\"cost\":99999.5},"
+    "\"default_batch_size\":16,\"default_runs\":2,"
+    "\"default_expected\":{\"energy_j\":15000,\"time_s\":50,\"cost\":11000},"
+    "\"saved\":{\"energy_j\":-3456.75,\"time_s\":12.5,\"cost\":-100},"
+    "\"break_even_recurrence\":17,\"best_batch_size\":32,\"best_expected_cost\":8260.5,"
+    "\"regret\":1200.25}},"
+    "{\"job_id\":\"new, \\\"odd\\\"\\u0007\",\"job_id_prefix\":\"new\",\"stage\":\"Pruning\","
+    "\"created_at\":0,\"updated_at\":0,"
+    "\"trials\":{\"total\":0,\"Dispatched\":0,\"Succeeded\":0,\"Failed\":0},"
+    "\"min_cost\":null,\"min_cost_batch_size\":8,\"best_batch_size\":8,"
+    "\"savings\":{\"finished_trials\":0,\"failed_trials\":0,"
+    "\"spent\":{\"energy_j\":0,\"time_s\":0,\"cost\":0},\"default_batch_size\":8,"
+    "\"default_runs\":0,\"default_expected\":null,\"saved\":null,"
+    "\"break_even_recurrence\":null,\"best_batch_size\":null,\"best_expected_cost\":null,"
+    "\"regret\":null}}],\"next\":null}";
+
+static void test_list_table(void **state)
+{
+    (void)state;
+    expect(jobs_fmt_list, JOBS_FMT_TABLE, JOBS,
+           "job id          stage    trials  running  ok  failed  best bs  "
+           "min cost (J)  spent (J)  saved (J)  saved (s)  break-even  updated (UTC)\n"
+           "bert-1          MAB          12        1  10       1       32  "
+           "      8260.5   123456.8    -3456.8       12.5          17  2023-11-14T23:13:20Z\n"
+           "new, \"odd\"\\x07  Pruning       0        0   0       0        8  "
+           "           -        0.0          -          -           -  1970-01-01T00:00:00Z\n");
+}
+
+static void test_list_csv(void **state)
+{
+    (void)state;
+    expect(jobs_fmt_list, JOBS_FMT_CSV, JOBS,
+           "job_id,job_id_prefix,stage,created_at,updated_at,trials.total,trials.Dispatched,"
+           "trials.Succeeded,trials.Failed,min_cost,min_cost_batch_size,best_batch_size,"
+           "savings.finished_trials,savings.failed_trials,savings.spent.energy_j,"
+           "savings.spent.time_s,savings.spent.cost,savings.default_batch_size,"
+           "savings.default_runs,savings.default_expected.energy_j,"
+           "savings.default_expected.time_s,savings.default_expected.cost,"
+           "savings.saved.energy_j,savings.saved.time_s,savings.saved.cost,"
+           "savings.break_even_recurrence,savings.best_batch_size,"
+           "savings.best_expected_cost,savings.regret\r\n"
+           "bert-1,bert,MAB,1700000000.5,1700003600.25,12,1,10,1,8260.4500000000007,32,32,10,1,"
+           "123456.78,456.05000000000001,99999.5,16,2,15000,50,11000,-3456.75,12.5,-100,17,32,"
+           "8260.5,1200.25\r\n"
+           "\"new, \"\"odd\"\"\a\",new,Pruning,0,0,0,0,0,0,,8,8,0,0,0,0,0,8,0,,,,,,,,,,\r\n");
+}
+
+static void test_list_json_is_the_document(void **state)
+{
+    (void)state;
+    char *got = render(jobs_fmt_list, JOBS_FMT_JSON, JOBS);
+    size_t n = strlen(JOBS);
+    /* The document is already compact with 17 significant digits: it comes back as it
+     * went in, on one line. */
+    assert_int_equal(strlen(got), n + 1);
+    assert_memory_equal(got, JOBS, n);
+    assert_string_equal(got + n, "\n");
+    free(got);
+}
+
+static const char *const TRIALS =
+    "{\"job_id\":\"bert-1\",\"trials\":["
+    "{\"trial_number\":1,\"batch_size\":16,\"type\":\"Exploration\",\"status\":\"Succeeded\","
+    "\"start_time\":1700000000,\"end_time\":1700000100.75,\"lease_renewed_at\":1700000060,"
+    "\"time_s\":100.25,\"energy_j\":25062.5,\"metric\":0.61,\"epochs\":2,\"cost\":17531.25,"
+    "\"converged\":true},"
+    "{\"trial_number\":2,\"batch_size\":64,\"type\":\"MAB\",\"status\":\"Dispatched\","
+    "\"start_time\":1700000200,\"end_time\":null,\"lease_renewed_at\":1700000200,"
+    "\"time_s\":null,\"energy_j\":null,\"metric\":null,\"epochs\":null,\"cost\":null,"
+    "\"converged\":false}],\"next\":null}";
+
+static void test_trials_table_and_csv(void **state)
+{
+    (void)state;
+    expect(jobs_fmt_trials, JOBS_FMT_TABLE, TRIALS,
+           "trial  bs  type         status      start (UTC)           end (UTC)             "
+           "epochs  time (s)  energy (J)  cost (J)  metric  converged\n"
+           "    1  16  Exploration  Succeeded   2023-11-14T22:13:20Z  2023-11-14T22:15:00Z  "
+           "     2     100.2     25062.5   17531.2    0.61  yes\n"
+           "    2  64  MAB          Dispatched  2023-11-14T22:16:40Z  -                     "
+           "     -         -           -         -       -  no\n");
+    expect(jobs_fmt_trials, JOBS_FMT_CSV, TRIALS,
+           "trial_number,batch_size,type,status,start_time,end_time,lease_renewed_at,time_s,"
+           "energy_j,metric,epochs,cost,converged\r\n"
+           "1,16,Exploration,Succeeded,1700000000,1700000100.75,1700000060,100.25,25062.5,"
+           "0.60999999999999999,2,17531.25,true\r\n"
+           "2,64,MAB,Dispatched,1700000200,,1700000200,,,,,,false\r\n");
+}
+
+static const char *const CURVE =
+    "{\"trial_number\":1,\"batch_size\":16,\"type\":\"Exploration\",\"status\":\"Succeeded\","
+    "\"start_time\":1700000000,\"end_time\":1700000100.75,\"lease_renewed_at\":1700000060,"
+    "\"time_s\":100.25,\"energy_j\":25062.5,\"metric\":0.61,\"epochs\":2,\"cost\":17531.25,"
+    "\"converged\":true,\"job_id\":\"bert-1\",\"reports\":["
+    "{\"epoch\":1,\"time_s\":50,\"energy_j\":12500,\"metric\":0.3,\"received_at\":1700000050},"
+    "{\"epoch\":2,\"time_s\":100.25,\"energy_j\":25062.5,\"metric\":0.61,"
+    "\"received_at\":1700000100.5}]}";
+
+static void test_curve_table_and_csv(void **state)
+{
+    (void)state;
+    expect(jobs_fmt_curve, JOBS_FMT_TABLE, CURVE,
+           "job id               bert-1\n"
+           "trial                1\n"
+           "batch size           16\n"
+           "type                 Exploration\n"
+           "status               Succeeded\n"
+           "start (UTC)          2023-11-14T22:13:20Z\n"
+           "end (UTC)            2023-11-14T22:15:00Z\n"
+           "lease renewed (UTC)  2023-11-14T22:14:20Z\n"
+           "epochs               2\n"
+           "time (s)             100.2\n"
+           "energy (J)           25062.5\n"
+           "cost (J)             17531.2\n"
+           "metric               0.61\n"
+           "converged            yes\n"
+           "\nreports (2)\n"
+           "epoch  time (s)  energy (J)  metric  received (UTC)\n"
+           "    1      50.0     12500.0     0.3  2023-11-14T22:14:10Z\n"
+           "    2     100.2     25062.5    0.61  2023-11-14T22:15:00Z\n");
+    expect(jobs_fmt_curve, JOBS_FMT_CSV, CURVE,
+           "job_id,trial_number,epoch,time_s,energy_j,metric,received_at\r\n"
+           "bert-1,1,1,50,12500,0.29999999999999999,1700000050\r\n"
+           "bert-1,1,2,100.25,25062.5,0.60999999999999999,1700000100.5\r\n");
+}
+
+static const char *const JOB =
+    "{\"job_id\":\"j\",\"job_id_prefix\":\"p\",\"stage\":\"MAB\",\"created_at\":1,"
+    "\"updated_at\":2,\"trials\":{\"total\":3,\"Dispatched\":0,\"Succeeded\":3,\"Failed\":0},"
+    "\"min_cost\":10.5,\"min_cost_batch_size\":8,\"best_batch_size\":16,"
+    "\"savings\":{\"finished_trials\":3,\"failed_trials\":0,"
+    "\"spent\":{\"energy_j\":30,\"time_s\":3,\"cost\":31.5},\"default_batch_size\":8,"
+    "\"default_runs\":1,\"default_expected\":{\"energy_j\":10,\"time_s\":1,\"cost\":10.5},"
+    "\"saved\":{\"energy_j\":0,\"time_s\":0,\"cost\":0},\"break_even_recurrence\":null,"
+    "\"best_batch_size\":8,\"best_expected_cost\":10.5,\"regret\":0},"
+    "\"revision\":4,\"spec\":{\"job_id\":\"j\",\"batch_sizes\":[8,16],"
+    "\"default_batch_size\":8,\"beta_knob\":null,\"mab_seed\":7},"
+    "\"exploration\":{\"rounds\":[{\"round\":0,\"default_batch_size\":8,\"explored\":[8,16],"
+    "\"converged\":[8,16],\"pruned\":[],\"complete\":true}]},"
+    "\"arms\":[{\"batch_size\":8,\"mean\":-10.5,\"precision\":null,\"sd\":0,"
+    "\"observations\":1},{\"batch_size\":16,\"mean\":-11.25,\"precision\":0.015625,"
+    "\"sd\":8,\"observations\":2}],"
+    "\"counts\":{\"Exploration\":{\"Dispatched\":0,\"Succeeded\":2,\"Failed\":0},"
+    "\"Concurrent\":{\"Dispatched\":0,\"Succeeded\":0,\"Failed\":0},"
+    "\"MAB\":{\"Dispatched\":0,\"Succeeded\":1,\"Failed\":0}}}";
+
+static void test_job_table(void **state)
+{
+    (void)state;
+    char *got = render(jobs_fmt_job, JOBS_FMT_TABLE, JOB);
+    /* Spot checks of each part; the parts' layout is the table code's, tested above. */
+    static const char *const lines[] = {
+        "job id               j\n",
+        "batch sizes          8,16\n",
+        "best batch size      16\n",
+        "min cost (J)         10.5\n",
+        "beta                 -\n",
+        "MAB seed             7\n",
+        "GPU model            -\n",
+        "\nsavings\nfinished trials               3\n",
+        "default expected cost (J)     10.5\n",
+        "break-even recurrence         -\n",
+        "\nexploration\nround  default bs  explored  converged  pruned  complete\n"
+        "    0           8  8,16      8,16       -       yes\n",
+        "\narms\nbs  mean reward (J)  sd (J)  precision (1/J^2)  observations\n"
+        " 8            -10.5     0.0                  -             1\n"
+        "16            -11.2     8.0           0.015625             2\n",
+        "\ntrials by type\ntype         dispatched  succeeded  failed\n"
+        "Exploration           0          2       0\n"
+        "Concurrent            0          0       0\n"
+        "MAB                   0          1       0\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        if (strstr(got, lines[i]) == NULL)
+            fail_msg("missing:\n%s\nin:\n%s", lines[i], got);
+    free(got);
+}
+
+static void test_job_csv_flattens_every_field(void **state)
+{
+    (void)state;
+    char *got = render(jobs_fmt_job, JOBS_FMT_CSV, JOB);
+    static const char *const rows[] = {
+        "field,value\r\njob_id,j\r\njob_id_prefix,p\r\nstage,MAB\r\n",
+        "\r\ntrials.Succeeded,3\r\n",
+        "\r\nmin_cost,10.5\r\n",
+        "\r\nsavings.spent.cost,31.5\r\n",
+        "\r\nsavings.saved,\r\n" /* never: saved is an object here */,
+        "\r\nsavings.break_even_recurrence,\r\n",
+        "\r\nspec.batch_sizes,\"[8,16]\"\r\n",
+        "\r\nspec.beta_knob,\r\n",
+        "\r\nexploration.rounds.0.pruned,[]\r\n",
+        "\r\narms.0.precision,\r\n",
+        "\r\narms.1.precision,0.015625\r\n",
+        "\r\ncounts.MAB.Succeeded,1\r\n",
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        bool want = i != 4;
+        if ((strstr(got, rows[i]) != NULL) != want)
+            fail_msg("%s:\n%s\nin:\n%s", want ? "missing" : "unexpected", rows[i], got);
+    }
+    assert_non_null(strstr(got, "\r\nsavings.saved.energy_j,0\r\n"));
+    free(got);
+}
+
+static void test_export(void **state)
+{
+    (void)state;
+    json_t *job = json_loads(JOB, 0, NULL);
+    json_t *curve = json_loads(CURVE, 0, NULL);
+    json_t *bare = json_loads(CURVE, 0, NULL);
+    json_object_set_new(bare, "trial_number", json_integer(2));
+    json_object_set_new(bare, "reports", json_array());
+    json_t *trials = json_pack("[O,O]", curve, bare);
+    char *out = NULL;
+    size_t len = 0;
+    zbso_err err;
+
+    FILE *m = open_memstream(&out, &len);
+    assert_int_equal(jobs_fmt_export(m, JOBS_FMT_CSV, job, trials, &err), 0);
+    fclose(m);
+    assert_string_equal(out,
+        "job_id,trial_number,batch_size,type,status,start_time,end_time,lease_renewed_at,"
+        "time_s,energy_j,metric,epochs,cost,converged,report_epoch,report_time_s,"
+        "report_energy_j,report_metric,report_received_at\r\n"
+        "j,1,16,Exploration,Succeeded,1700000000,1700000100.75,1700000060,100.25,25062.5,"
+        "0.60999999999999999,2,17531.25,true,1,50,12500,0.29999999999999999,1700000050\r\n"
+        "j,1,16,Exploration,Succeeded,1700000000,1700000100.75,1700000060,100.25,25062.5,"
+        "0.60999999999999999,2,17531.25,true,2,100.25,25062.5,0.60999999999999999,"
+        "1700000100.5\r\n"
+        "j,2,16,Exploration,Succeeded,1700000000,1700000100.75,1700000060,100.25,25062.5,"
+        "0.60999999999999999,2,17531.25,true,,,,,\r\n");
+    free(out);
+
+    m = open_memstream(&out, &len);
+    assert_int_equal(jobs_fmt_export(m, JOBS_FMT_JSON, job, trials, &err), 0);
+    fclose(m);
+    json_t *doc = json_loads(out, 0, NULL);
+    assert_non_null(doc);
+    assert_true(json_equal(json_object_get(doc, "job"), job));
+    assert_true(json_equal(json_object_get(doc, "trials"), trials));
+    assert_int_equal(json_object_size(doc), 2);
+    assert_non_null(strchr(out, '\n'));
+    assert_string_equal(strchr(out, '\n'), "\n");
+    json_decref(doc);
+    free(out);
+
+    m = open_memstream(&out, &len);
+    assert_int_equal(jobs_fmt_export(m, JOBS_FMT_TABLE, job, trials, &err), ZBSO_EINVAL);
+    fclose(m);
+    assert_string_equal(out, "");
+    free(out);
+    json_decref(trials);
+    json_decref(bare);
+    json_decref(curve);
+    json_decref(job);
+}
+
+static void test_format_parse(void **state)
+{
+    (void)state;
+    jobs_format f = JOBS_FMT_TABLE;
+    zbso_err err;
+    assert_int_equal(jobs_format_parse("csv", &f, &err), 0);
+    assert_int_equal(f, JOBS_FMT_CSV);
+    assert_int_equal(jobs_format_parse("json", &f, &err), 0);
+    assert_int_equal(f, JOBS_FMT_JSON);
+    assert_int_equal(jobs_format_parse("table", &f, &err), 0);
+    assert_int_equal(f, JOBS_FMT_TABLE);
+    assert_int_equal(jobs_format_parse("yaml", &f, &err), ZBSO_EINVAL);
+    assert_non_null(strstr(err.msg, "'yaml'"));
+    assert_int_equal(f, JOBS_FMT_TABLE);
+}
+
+static void test_table_escapes_and_widths(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&out, &len);
+    cli_table *t = cli_table_new(3, "lrl");
+    cli_table_cell(t, "name");
+    cli_table_cell(t, "n");
+    cli_table_end_row(t); /* padded with "" */
+    cli_table_cell(t, "\xc3\xa9t\xc3\xa9");   /* "été": 3 characters, 5 bytes */
+    cli_table_cellf(t, "%d", 12345);
+    cli_table_cell(t, "x");
+    cli_table_end_row(t);
+    cli_table_cell(t, "a\x1b[2Jb\xff\xc2\x9b\xed\xa0\x80");  /* ESC, bad byte, C1, surrogate */
+    cli_table_cellf(t, "%d", 7);
+    cli_table_cell(t, "\xf0\x9f\x98\x80");   /* one 4-byte character */
+    cli_table_end_row(t);
+    assert_int_equal(cli_table_print(t, m), 0);
+    cli_table_free(t);
+    fclose(m);
+    assert_string_equal(out,
+        "name                                   n\n"
+        "\xc3\xa9t\xc3\xa9                                12345  x\n"
+        "a\\x1b[2Jb\\xff\\xc2\\x9b\\xed\\xa0\\x80      7  \xf0\x9f\x98\x80\n");
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_list_table),
+        cmocka_unit_test(test_list_csv),
+        cmocka_unit_test(test_list_json_is_the_document),
+        cmocka_unit_test(test_trials_table_and_csv),
+        cmocka_unit_test(test_curve_table_and_csv),
+        cmocka_unit_test(test_job_table),
+        cmocka_unit_test(test_job_csv_flattens_every_field),
+        cmocka_unit_test(test_export),
+        cmocka_unit_test(test_format_parse),
+        cmocka_unit_test(test_table_escapes_and_widths),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
