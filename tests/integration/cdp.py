@@ -39,10 +39,11 @@ def find_chromium():
     AssertionError (a failure, never a skip) when there is none."""
     path = os.environ.get("ZBSO_CHROMIUM") or shutil.which("chromium")
     if not path or not os.access(path, os.X_OK):
+        where = (f"ZBSO_CHROMIUM={path!r} is not an executable" if path
+                 else "no `chromium` on PATH")
         raise AssertionError(
-            "chromium is not installed (no ZBSO_CHROMIUM, no `chromium` on PATH): the "
-            "dashboard's browser tests need it; scripts/setup.sh installs Debian's "
-            "chromium package (apt-get install chromium)")
+            f"chromium is missing ({where}): the dashboard's browser tests need it; "
+            "scripts/setup.sh installs Debian's chromium package (apt-get install chromium)")
     return path
 
 
