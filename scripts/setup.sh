@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # setup.sh: installs the Debian 12 build dependencies (skipped when all are present), the
 # PostgreSQL 15 server that the tests start (tests/pg/with_pg.sh), promtool (the /metrics
-# test's checker), and builds zbso into ./build. Run as root on a fresh machine; never
-# touches other builds.
+# test's checker), chromium (the dashboard's browser tests), and builds zbso into ./build.
+# Run as root on a fresh machine; never touches other builds.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config libmicrohttpd-dev libjansson-dev
           libsqlite3-dev libcurl4-openssl-dev libcmocka-dev libpq-dev python3 sqlite3 curl
-          postgresql)
+          postgresql chromium)
 
 missing=()
 for p in "${packages[@]}"; do

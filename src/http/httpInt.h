@@ -26,6 +26,7 @@ typedef struct http_reply {
     const char *url;                 /* the request's decoded path (MHD's, valid until the
                                       * reply is queued), for routes with path parameters */
     const char *content_type;        /* NULL: application/json */
+    const char *const *headers;      /* NULL, or name, value, ..., NULL: more headers */
 } http_reply;
 
 #define HTTP_HEADER_JOB_VERSION "X-Zbso-Job-Version"

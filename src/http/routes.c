@@ -6,6 +6,7 @@
 
 #include "codec/codec.h"
 #include "core/spec.h"
+#include "dashboard/dashboard.h"
 #include "http/httpInt.h"
 #include "inspect/inspect.h"
 #include "util/utf8.h"
@@ -348,6 +349,25 @@ static void openapi_get(const http_ctx *ctx, struct MHD_Connection *c, const cha
     r->body_static = true;
 }
 
+/* GET /, /app.js, /app.css: the dashboard's files (src/dashboard), public: they hold no
+ * job data, which the page fetches from the inspection API with the token. */
+static void dashboard_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
+                          size_t len, http_reply *r)
+{
+    dash_asset a;
+    if (dash_asset_find(r->url, &a) < 0) {
+        err_set(&r->err, ZBSO_ENOTFOUND, "no such path: %.200s", r->url);
+        http_reply_error(r, ZBSO_ENOTFOUND);
+        return;
+    }
+    r->status = 200;
+    r->body = (char *)a.body;
+    r->len = a.len;
+    r->body_static = true;
+    r->content_type = a.content_type;
+    r->headers = a.headers;
+}
+
 /* Every route; a path listed twice serves two methods and shares one Allow value. Paths
  * with parameters are http_path_pattern's patterns. */
 static const http_route routes[] = {
@@ -363,6 +383,10 @@ static const http_route routes[] = {
     {"GET", PAT_TRIAL, "GET", false, false, trial_get, true},
     {"GET", "/openapi.json", "GET", false, false, openapi_get, true},
     {"GET", "/metrics", "GET", false, false, http_metrics_get, true},
+    /* The dashboard's static files: answered at once, ahead of the views they call. */
+    {"GET", DASH_PATH_INDEX, "GET", false, true, dashboard_get, false},
+    {"GET", DASH_PATH_JS, "GET", false, true, dashboard_get, false},
+    {"GET", DASH_PATH_CSS, "GET", false, true, dashboard_get, false},
 };
 
 /* Whether s ends with the n bytes of suffix, with something before them. */

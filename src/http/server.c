@@ -474,6 +474,9 @@ static enum MHD_Result queue_reply(http_server *srv, struct MHD_Connection *c,
         ((rs->close_after || atomic_load(&srv->draining)) &&
          MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES))
         goto out;
+    for (const char *const *h = r->headers; h && h[0]; h += 2)
+        if (MHD_add_response_header(resp, h[0], h[1]) != MHD_YES)
+            goto out;
     if (r->job_revision > 0) {
         char v[24];
         snprintf(v, sizeof v, "%lld", (long long)r->job_revision);

@@ -97,7 +97,8 @@ static void test_patterns(void **state)
     assert_string_equal(http_path_pattern("/jobs/a/trials/"), "/jobs/{job_id}");
     assert_null(http_path_pattern("/jobs/"));
     assert_null(http_path_pattern("/jobsx"));
-    assert_null(http_path_pattern("/"));
+    assert_string_equal(http_path_pattern("/"), "/");   /* the dashboard */
+    assert_null(http_path_pattern("/index.html"));
 }
 
 int main(void)

@@ -400,7 +400,7 @@ class OpenApi(ServerTestCase):
                     allow = {a.strip() for a in r.headers["Allow"].split(",")}
                     self.assertEqual(allow, listed, template)
         # Paths outside the document are unknown.
-        for path in ("/", "/job", "/jobs2", "/report/x", "/openapi", "/trials/1"):
+        for path in ("/index.html", "/job", "/jobs2", "/report/x", "/openapi", "/trials/1"):
             r = self.srv.request("GET", path)
             self.assertEqual(r.status, 404, (path, r))
         # Every $ref resolves.
