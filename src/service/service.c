@@ -483,8 +483,8 @@ typedef struct report_work {
     int64_t revision;            /* OUT: the job's revision the answer rests on */
     const zbso_trial *ended;     /* OUT of report_fn: the trial it ended, or NULL */
     zbso_trial ended_trial;
-    /* OUT: the answer kept the trial training, and its curve point (received at `now`,
-     * when the decision was taken) is to be buffered (store_report_add). */
+    /* OUT: the report was not a repeat, and its curve point (received at `now`, when the
+     * decision was taken) is to be buffered (store_report_add). */
     bool add_point;
     double now;
 } report_work;
@@ -579,21 +579,16 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
         goto out;
     *w->out = d->response;
     w->revision = job.revision;
-    w->add_point = d->kind == OPT_REPORT_CONTINUE &&
+    /* Every report that is not a repeat leaves a curve point, the one that ends the trial
+     * too: its values are stored with the decision anyway (the trial's time, energy,
+     * metric and epochs), so the buffer risks no figure, and the writer's unit stays
+     * short (DESIGN.md "Curve points"). */
+    w->add_point = (d->kind == OPT_REPORT_CONTINUE || d->kind == OPT_REPORT_END) &&
                    point_kept(&job, w->result->current_epoch);
     if (!report_writes(d))
         goto out;
     if ((rc = store_trial_update(t, job.spec.job_id, &d->trial, err)) < 0)
         goto out;
-    /* The point that ends a trial is written with the decision, in this unit: a crash
-     * loses both or neither, so a trial's last point is never lost (DESIGN.md "Curve
-     * points"). */
-    if (d->kind == OPT_REPORT_END && point_kept(&job, w->result->current_epoch)) {
-        zbso_curve_point pt = report_point(w);
-        if ((rc = store_reports_put(t, job.spec.job_id, d->trial.trial_number, &pt, 1,
-                                    err)) < 0)
-            goto out;
-    }
     if (d->update_min_cost) {
         job.has_min_cost = true;
         job.min_cost = d->cost;
@@ -645,8 +640,8 @@ int svc_report(store *st, const svc_env *env, const zbso_training_result *result
         count_double(&env->stats->energy_j, w.ended->energy);
         count_double(&env->stats->time_s, w.ended->time);
     }
-    /* A point that keeps training is buffered once its answer is decided for good (a
-     * repeated report adds none): it rides with the next flush, not a unit of its own. */
+    /* A report's point is buffered once its answer is decided for good (a repeated report
+     * adds none): it rides with the next flush, not a unit of its own. */
     if (rc == 0 && w.add_point) {
         zbso_curve_point pt = report_point(&w);
         store_report_add(st, result->trial.job_id, result->trial.trial_number, &pt);

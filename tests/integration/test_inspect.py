@@ -179,8 +179,8 @@ class Scripted(ServerTestCase):
                 break
         self.assertEqual(got, rows)
 
-        # Trial 1's curve: the continuing report (buffered, written within
-        # STORE_CURVE_DELAY_S) and the final one (written with the decision).
+        # Trial 1's curve: the continuing and the final report, buffered and written
+        # within STORE_CURVE_DELAY_S.
         deadline = time.monotonic() + 10
         while True:
             t = self.get(f"/jobs/{self.job}/trials/1")
@@ -194,7 +194,7 @@ class Scripted(ServerTestCase):
         self.assertEqual(t["trial_number"], 1)
         for p in t["reports"]:
             self.assertGreaterEqual(p["received_at"], t["start_time"])
-        # A trial of 32 has its one, final point at once.
+        # A trial of 32 has its one, final point (by now: trial 1's were written).
         t2 = self.get(f"/jobs/{self.job}/trials/2")
         self.assertEqual([(p["epoch"], p["energy_j"]) for p in t2["reports"]], [(1, 1500.0)])
 

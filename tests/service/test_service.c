@@ -1071,9 +1071,9 @@ static void assert_point(const zbso_curve_point *p, int64_t epoch, double energy
     assert_true(p->received_at == received_at);
 }
 
-/* Reports keep their points: continuing ones through the buffer (on the read path and
- * when the lease is renewed), the one that ends a trial in the unit that ends it, so it is
- * stored before the answer without any flush; a repeated report adds none, epochs outside
+/* Reports keep their points, all through the buffer: continuing ones (on the read path
+ * and when the lease is renewed) and the one that ends a trial, whose values the trial
+ * itself holds durably from its unit on; a repeated report adds none, epochs outside
  * 0..max(max_epochs, 1) + 1 none. Every change of the job moves updated_at. */
 static void test_curve_points(void **state)
 {
@@ -1117,12 +1117,18 @@ static void test_curve_points(void **state)
     assert_int_equal(store_report_flush(fx->st, &err), 0);
     assert_int_equal(stored_points(fx, "job-c", id.trial_number).n, 3);
 
-    /* the final report: stored by its own unit, not through the buffer */
+    /* the final report: its values are the trial's at once, its point is buffered */
     uint64_t written, dropped, buffered, w2, d2, b2;
-    store_curve_stats(fx->st, &written, &dropped, &buffered);
     fx->clock.now = 2000.0;
     zbso_report_response r = report(fx, id, 300, 0.95, 3, 0);
     assert_true(r.stop_train && r.converged);
+    pk = peek_at(fx, "job-c", id.trial_number);
+    assert_true(pk.trial.status == ZBSO_TRIAL_SUCCEEDED && pk.trial.energy == 300 &&
+                pk.trial.epochs == 3);
+    store_curve_stats(fx->st, &written, &dropped, &buffered);
+    assert_int_equal(buffered, 1);
+    assert_int_equal(store_report_flush(fx->st, &err), 0);
+    store_curve_stats(fx->st, &written, &dropped, &buffered);
     p = stored_points(fx, "job-c", id.trial_number);
     assert_int_equal(p.n, 4);
     assert_point(&p.p[3], 3, 300, 0.95, 2000.0);
@@ -1150,6 +1156,7 @@ static void test_curve_points(void **state)
     zbso_trial_id third = next_ok(fx, "job-c");
     fx->clock.now = 2300.0;
     assert_true(report(fx, third, 300, 0.1, 6, 0).stop_train);
+    assert_int_equal(store_report_flush(fx->st, &err), 0);
     p = stored_points(fx, "job-c", third.trial_number);
     assert_int_equal(p.n, 1);
     assert_int_equal(p.p[0].epoch, 6);
