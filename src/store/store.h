@@ -230,16 +230,16 @@ int store_exec(store *st, store_work_fn fn, void *arg, zbso_err *err);
 int store_exec_read(store *st, store_work_fn fn, void *arg, zbso_err *err);
 
 /* ---- curve points (docs/DESIGN.md "Curve points") ----
- * A continuing report writes nothing else, so its point is not worth a unit of work of
- * its own: store_report_add copies it into st's buffer and returns at once; a flusher
- * thread writes the buffer in one unit (reports_put) when it holds STORE_CURVE_BATCH
- * points or its oldest point is STORE_CURVE_DELAY_S old, and store_close writes what is
- * left. A crash loses at most the buffered points, never a decision: the final report's
- * values are the trial's result, stored by the unit that ends it. A unit that fails for a storage outage
- * (ZBSO_EUNAVAIL) keeps its points for the next try, a second later; one that fails
- * otherwise (a value the database refuses) would fail again, so its points are dropped and
- * counted. A full buffer (STORE_CURVE_MAX points, a database that cannot take the writes)
- * drops the new point and counts it. */
+ * A report's point is not worth a unit of work of its own: store_report_add copies it into
+ * st's buffer and returns at once; a flusher thread writes the buffer in one unit
+ * (reports_put) when it holds STORE_CURVE_BATCH points or its oldest point is
+ * STORE_CURVE_DELAY_S old, and store_close writes what is left. A crash loses at most the
+ * buffered points, never a decision: the final report's values are the trial's result,
+ * stored by the unit that ends it. A unit that fails for a storage outage (ZBSO_EUNAVAIL)
+ * keeps its points for the next try, a second later; one that fails otherwise (a value the
+ * database refuses) would fail again, so its points are dropped and counted. A full buffer
+ * (STORE_CURVE_MAX points, a database that cannot take the writes) drops the new point and
+ * counts it. */
 #define STORE_CURVE_BATCH 16384
 #define STORE_CURVE_DELAY_S 2.0
 #define STORE_CURVE_MAX 65536
