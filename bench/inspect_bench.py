@@ -6,11 +6,12 @@ a GET /jobs/batch_size, a continuing report and a final one, so 2 curve points p
 over keep-alive connections, then measures on loopback:
   1. GET /jobs/{job_id}, GET /jobs/{job_id}/trials?limit=1000, GET /jobs and a trial with
      its curve, each REPEAT times one after another: median and max (ms);
-  2. zbso-loadgen at K jobs for DURATION s alone, then again while THREADS clients read
-     GET /jobs/{job_id} of the big job in a loop: throughput and p99 of both runs, and how
-     many big-job reads were answered meanwhile.
+  2. zbso-loadgen at K jobs for DURATION s alone, then again while READERS clients read
+     GET /jobs/{job_id} of the big job back to back, then every PAUSE s (a dashboard):
+     throughput and p99 of each run against the run alone, and how many reads were
+     answered meanwhile.
 usage: bench/inspect_bench.py [--build build] [--trials 20000] [--k 8] [--duration 10]
-       [--readers 1] [--db URL]
+       [--readers 1] [--pause 0.2] [--rounds 3] [--db URL]
 Standard library only; traffic only to 127.0.0.1."""
 
 import argparse
@@ -112,6 +113,8 @@ def main():
     ap.add_argument("--k", type=int, default=8)
     ap.add_argument("--duration", type=float, default=10)
     ap.add_argument("--readers", type=int, default=1)
+    ap.add_argument("--pause", type=float, default=0.2)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--db", default="")
     a = ap.parse_args()
@@ -133,27 +136,49 @@ def main():
                 med, mx, size = timed(c, path, a.repeat)
                 print(f"GET {path:34s} median {med:7.2f} ms  max {mx:7.2f} ms  "
                       f"({size} bytes, {a.repeat} requests)")
-            alone = loadgen(lg, host, port, a.k, a.duration)
-            stop = threading.Event()
-            reads = [0]
+            def with_readers(pause):
+                """loadgen while a.readers clients read GET /jobs/big-1, each waiting pause
+                seconds between reads (0: back to back)."""
+                stop = threading.Event()
+                reads = [0]
 
-            def reader():
-                rc = Conn(host, port)
-                while not stop.is_set():
-                    rc.req("GET", "/jobs/big-1")
-                    reads[0] += 1
-            rs = [threading.Thread(target=reader) for _ in range(a.readers)]
-            for r in rs:
-                r.start()
-            busy = loadgen(lg, host, port, a.k, a.duration)
-            stop.set()
-            for r in rs:
-                r.join()
-            print(f"loadgen K={a.k} alone:            {alone[0]:9.1f} req/s  p99 {alone[1]:.3f} ms")
-            print(f"loadgen K={a.k} with {a.readers} big-job reader(s): {busy[0]:9.1f} req/s  "
-                  f"p99 {busy[1]:.3f} ms  ({reads[0]} GET /jobs/big-1 answered meanwhile)")
-            print(f"ratio with/alone: throughput {busy[0] / alone[0]:.3f}, "
-                  f"p99 {busy[1] / alone[1]:.3f}")
+                def reader():
+                    rc = Conn(host, port)
+                    while not stop.is_set():
+                        rc.req("GET", "/jobs/big-1")
+                        reads[0] += 1
+                        stop.wait(pause)
+                rs = [threading.Thread(target=reader) for _ in range(a.readers)]
+                for r in rs:
+                    r.start()
+                got = loadgen(lg, host, port, a.k, a.duration)
+                stop.set()
+                for r in rs:
+                    r.join()
+                return got, reads[0]
+
+            # Interleaved rounds (alone, paced, back to back), so that a machine that
+            # slows down or a database that grows weighs on every kind alike; medians.
+            runs = {"alone": [], "paced": [], "b2b": []}
+            reads = {"paced": 0, "b2b": 0}
+            for _ in range(a.rounds):
+                runs["alone"].append(loadgen(lg, host, port, a.k, a.duration))
+                for kind, pause in (("paced", a.pause), ("b2b", 0.0)):
+                    got, n = with_readers(pause)
+                    runs[kind].append(got)
+                    reads[kind] += n
+            med = {k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v))
+                   for k, v in runs.items()}
+            for k, v in runs.items():
+                print(f"loadgen K={a.k} {k:5s} runs: " +
+                      ", ".join(f"{x[0]:.0f} req/s p99 {x[1]:.3f} ms" for x in v))
+            base = med["alone"]
+            print(f"median alone: {base[0]:.1f} req/s, p99 {base[1]:.3f} ms")
+            for k, what in (("paced", f"a reader every {a.pause} s"), ("b2b", "a reader back to back")):
+                m = med[k]
+                print(f"median with {what} ({reads[k]} reads of GET /jobs/big-1 in all): "
+                      f"{m[0]:.1f} req/s, p99 {m[1]:.3f} ms; ratio to alone: throughput "
+                      f"{m[0] / base[0]:.3f}, p99 {m[1] / base[1]:.3f}")
         finally:
             proc.terminate()
             proc.wait(timeout=60)
