@@ -180,6 +180,11 @@ int sq_file_rescue(sqlite3 *db, const sq_file_id *id, const char *path, char *wh
     if (wal_ours && !db_ours && unlink(wal) == 0)
         wal_ours = false;
     bool wal_free = stat(wal, &sb) != 0 && errno == ENOENT;
+    /* An empty -wal that is not ours holds nothing of anyone: the one that a read
+     * connection of this process creates when it opens after the deletion (SQLite makes the
+     * file at the first read). It must not keep the copy from going back. */
+    if (!wal_free && !wal_ours && sb.st_size == 0 && unlink(wal) == 0)
+        wal_free = true;
     /* The copy goes to path only where it replaces nothing but this database's own
      * files: anything else stays untouched, and the copy beside it. */
     if (!(db_free || db_ours) || !(wal_free || wal_ours) || rename(tmp, path) != 0)
