@@ -77,23 +77,6 @@ static bool decoded_equals(const char *s, size_t n, const char *word)
     return word[w] == '\0';
 }
 
-/* The parts of what follows "scheme://", as pointers into the URL; each part ends where
- * the next begins. The grammar is SQLAlchemy's (Zeus's URLs are written for it): a user
- * runs to the first ':', '/', '?' or '@'; a password to the first '@' after its ':' and
- * may hold '/', '?' and ':' but not '@'; host[:port] runs to the first '/' or '?'; then
- * /dbname, then ?query. Both parsing and masking split here, so a message never shows
- * what the parser took for a password. */
-typedef struct url_parts {
-    const char *user, *user_end;     /* NULL when there is no "...@" */
-    const char *pw, *pw_end;         /* NULL when there is no ":password" */
-    const char *host, *host_end;     /* host[:port] */
-    const char *path, *path_end;     /* after the '/', or NULL */
-    const char *query, *end;         /* after the '?', or NULL */
-    /* Without "...@", a port that is not 1-5 digits: masked too, since a password whose
-     * "@host" was left out reads as one ("postgresql://user:secret/db"). */
-    const char *odd_port, *odd_port_end;
-} url_parts;
-
 /* True when [s, s + n) is 1 to 5 digits, which a message may show as a port. */
 static bool plain_port(const char *s, size_t n)
 {
@@ -103,7 +86,7 @@ static bool plain_port(const char *s, size_t n)
     return ok;
 }
 
-static void split(const char *p, const char *end, url_parts *u)
+void pgurl_split(const char *p, const char *end, pgurl_parts *u)
 {
     memset(u, 0, sizeof *u);
     u->end = end;
@@ -173,9 +156,9 @@ void pgurl_mask(const char *url, char *out, size_t cap)
     for (const char *s = url; sep == NULL && s + 2 <= end; s++)
         if (s[0] == '/' && s[1] == '/')
             sep = s;
-    url_parts u;
+    pgurl_parts u;
     if (sep != NULL) {
-        split(sep + 2, end, &u);
+        pgurl_split(sep + 2, end, &u);
     } else {
         /* No "//" at all: mask from the last ':' before the first '@' up to it. */
         memset(&u, 0, sizeof u);
@@ -494,8 +477,8 @@ int pgurl_parse(const char *url, const char *user, const char *password, pgurl *
         return fail(out, err, "is not a PostgreSQL URL (postgresql://user:password@host:port/"
                     "dbname, also spelt postgresql+asyncpg://)");
 
-    url_parts parts;
-    split(p, end, &parts);
+    pgurl_parts parts;
+    pgurl_split(p, end, &parts);
     if (parts.user != NULL && parts.user_end > parts.user &&
         (rc = add_decoded(out, "user", parts.user, (size_t)(parts.user_end - parts.user),
                           "user", false, err)) < 0)
