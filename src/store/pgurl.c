@@ -112,8 +112,20 @@ void pgurl_split(const char *p, const char *end, pgurl_parts *u)
     while (p < end && *p != '/' && *p != '?')
         p++;
     u->host_end = p;
-    if (at == NULL && u->host < p && *u->host != '[') {
-        const char *colon = memchr(u->host, ':', (size_t)(p - u->host));
+    /* After "...@", more '@' before the host's end: what lies before the last one may be
+     * the rest of a password with an unescaped '@' ("user:p@ss@host"), or a password after
+     * a user name with one ("user@server:secret@host"). */
+    const char *host = u->host, *last_at = NULL;
+    for (s = host; at != NULL && s < p; s++)
+        if (*s == '@')
+            last_at = s;
+    if (last_at != NULL && last_at > host) {
+        u->odd_host = host;
+        u->odd_host_end = last_at;
+        host = last_at + 1;
+    }
+    if (host < p && *host != '[') {
+        const char *colon = memchr(host, ':', (size_t)(p - host));
         if (colon != NULL && !plain_port(colon + 1, (size_t)(p - colon - 1)) && colon + 1 < p) {
             u->odd_port = colon + 1;
             u->odd_port_end = p;
@@ -131,14 +143,24 @@ void pgurl_split(const char *p, const char *end, pgurl_parts *u)
 
 static const char *keyword(const char *s, size_t n);
 
+/* The query keys of MySQL URLs (myurl.h) that hold no secret. */
+static const char *const my_shown[] = {
+    "charset", "unix_socket", "ssl-mode", "ssl_mode", "ssl_ca", "ssl-ca", "ssl_cert",
+    "ssl-cert", "ssl_key", "ssl-key",
+};
+
 /* True when a message may show the value of query key [s, s + n): a known keyword that
- * is not a password. An unknown key may be a mangled "password", so its value is not. */
+ * is not a password (libpq's, asyncpg's ssl, myurl's). An unknown key may be a mangled
+ * "password", so its value is not. */
 static bool shown_value(const char *s, size_t n)
 {
     const char *kw = keyword(s, n);
-    if (kw == NULL)
-        return decoded_equals(s, n, "ssl");
-    return strcmp(kw, "password") != 0 && strcmp(kw, "sslpassword") != 0;
+    if (kw != NULL)
+        return strcmp(kw, "password") != 0 && strcmp(kw, "sslpassword") != 0;
+    for (size_t i = 0; i < sizeof my_shown / sizeof my_shown[0]; i++)
+        if (decoded_equals(s, n, my_shown[i]))
+            return true;
+    return decoded_equals(s, n, "ssl");
 }
 
 void pgurl_mask(const char *url, char *out, size_t cap)
@@ -182,6 +204,12 @@ void pgurl_mask(const char *url, char *out, size_t cap)
             put_str(out, cap, &len, "***");
             p = u.pw_end;
             u.pw = NULL;
+            continue;
+        }
+        if (p == u.odd_host) {
+            put_str(out, cap, &len, "***");
+            p = u.odd_host_end;
+            u.odd_host = NULL;
             continue;
         }
         if (p == u.odd_port) {

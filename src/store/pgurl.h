@@ -52,8 +52,11 @@ typedef struct pgurl_parts {
     const char *host, *host_end;     /* host[:port] */
     const char *path, *path_end;     /* after the '/', or NULL */
     const char *query, *end;         /* after the '?', or NULL */
-    /* Without "...@", a port that is not 1-5 digits: masked too, since a password whose
-     * "@host" was left out reads as one ("postgresql://user:secret/db"). */
+    /* After "...@", the host up to the last '@' in it: masked, since it may be the rest
+     * of a password with an unescaped '@' ("user:p@ss@host"). */
+    const char *odd_host, *odd_host_end;
+    /* A port that is not 1-5 digits: masked too, since a password whose "@host" was left
+     * out reads as one ("postgresql://user:secret/db"). */
     const char *odd_port, *odd_port_end;
 } pgurl_parts;
 
