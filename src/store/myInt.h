@@ -20,8 +20,8 @@
  * transaction: DDL commits implicitly on MySQL, and the lock outlives those commits.
  * Waits up to 60 s; my_schema_unit checks that the answer is 1, and the engine releases
  * the lock when the unit ends (my_txn.schema_locked). */
-#define MY_SCHEMA_LOCK_SQL "SELECT GET_LOCK('zbso_schema', 60)"
-#define MY_SCHEMA_UNLOCK_SQL "SELECT RELEASE_LOCK('zbso_schema')"
+#define MY_SCHEMA_LOCK_SQL "SELECT GET_LOCK('zbso_schema', 60);"
+#define MY_SCHEMA_UNLOCK_SQL "SELECT RELEASE_LOCK('zbso_schema');"
 #define MY_SHOWN_MAX 256          /* bytes of the masked URL kept for messages */
 
 /* Prepared statements: mysql_ops.c holds their SQL (my_stmts), a connection prepares
