@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # setup.sh: installs the Debian 12 build dependencies (skipped when all are present), the
-# PostgreSQL 15 server that the tests start (tests/pg/with_pg.sh), promtool (the /metrics
-# test's checker), chromium (the dashboard's browser tests), and builds zbso into ./build.
+# PostgreSQL 15 server that the tests start (tests/pg/with_pg.sh), the MariaDB server that
+# the MariaDB tests start (tests/mysql/with_mysql.sh), promtool (the /metrics test's
+# checker), chromium (the dashboard's browser tests), and builds zbso into ./build.
 # Run as root on a fresh machine; never touches other builds.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
+# libmariadb-dev: the MariaDB/MySQL backend's client library (MariaDB Connector/C);
+# mariadb-server: mariadb-install-db and mariadbd, for the private servers of the tests.
 packages=(build-essential cmake ninja-build pkg-config libmicrohttpd-dev libjansson-dev
           libsqlite3-dev libcurl4-openssl-dev libcmocka-dev libpq-dev python3 sqlite3 curl
-          postgresql chromium)
+          postgresql chromium libmariadb-dev mariadb-server)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -26,8 +29,23 @@ fi
 if ((${#missing[@]} > 0)); then
     echo "setup.sh: installing ${missing[*]}"
     "${sudo_cmd[@]}" apt-get update
+    # No service is started by the install (a policy-rc.d answering 101, "action
+    # forbidden", for the install only, unless the machine has its own): the tests start
+    # private servers on free ports with their own sockets, and a system mariadbd or
+    # PostgreSQL on 3306/5432 would only take memory.
+    policy=""
+    if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+        policy=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\nexit 101\n' | "${sudo_cmd[@]}" tee "$policy" >/dev/null
+        "${sudo_cmd[@]}" chmod 755 "$policy"
+        trap '"${sudo_cmd[@]}" rm -f "$policy"' EXIT
+    fi
     DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y --no-install-recommends \
         "${missing[@]}"
+    if [[ -n "$policy" ]]; then
+        "${sudo_cmd[@]}" rm -f "$policy"
+        trap - EXIT
+    fi
 fi
 
 # promtool, Prometheus's checker (tests/integration/test_metrics.py), from Debian's
