@@ -1,24 +1,31 @@
 /* model.c: the arithmetic of one simulated run (epochs allowed, time, energy, cost), the
- * JIT power limit pick and the expected cost of a fixed configuration. Pure: no I/O, no
+ * JIT power limit pick (the library's selector) and the expected cost of a fixed configuration. Pure: no I/O, no
  * randomness (the caller picks the path). */
 #include <math.h>
 
 #include "core/optimizer.h"
+#include "core/powerlimit.h"
 #include "sim/sim.h"
 
-size_t sim_jit_pick(const sim_bs *b, double eta, double max_power_w)
+size_t sim_jit_pick(const sim_bs *b, double eta)
 {
-    size_t best = b->n_pl - 1;
-    double best_cost = INFINITY;
-    for (size_t k = b->n_pl; k-- > 0;) {
-        double c = (eta * b->average_power_w[k] + (1 - eta) * max_power_w) *
-                   b->time_per_epoch_s[k];
-        if (c < best_cost) {
-            best_cost = c;
-            best = k;
-        }
-    }
-    return best;
+    /* Profiled as Zeus profiles, highest limit first, per epoch rather than per step:
+     * the library's selector (ZeusCost, one GPU) then decides, ties to the higher. */
+    opt_pl_measurement m[SIM_MAX_PL];
+    opt_pl_selector zeus_cost = {.kind = OPT_PL_ZEUS_COST, .eta_knob = eta, .world_size = 1};
+    int64_t best_w;
+    size_t n = 0;
+    for (size_t k = b->n_pl; k-- > 0;)
+        m[n++] = (opt_pl_measurement){b->pl_w[k], b->time_per_epoch_s[k],
+                                      b->average_power_w[k] * b->time_per_epoch_s[k]};
+    /* Traces hold distinct positive limits and positive finite figures (trace.c), and eta
+     * is checked by the command line, so the selector cannot refuse them. */
+    if (opt_pl_select(&zeus_cost, m, n, &best_w, NULL) < 0)
+        return sim_max_pl(b);
+    for (size_t k = 0; k < b->n_pl; k++)
+        if (b->pl_w[k] == best_w)
+            return k;
+    return sim_max_pl(b);
 }
 
 size_t sim_max_pl(const sim_bs *b)

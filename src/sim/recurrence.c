@@ -145,7 +145,7 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
                 pl = jit_pl[bi];
             } else {
                 profile = true;
-                pl = sim_jit_pick(b, o->eta, w->max_power_w);
+                pl = sim_jit_pick(b, o->eta);
             }
             int64_t target_epoch =
                 w->path_epochs[b->path_off + rng_next_u64(&paths) % b->n_paths];

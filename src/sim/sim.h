@@ -144,10 +144,12 @@ const sim_bs *sim_workload_bs(const sim_workload *w, int64_t batch_size);
 
 /* ---- one run (model.c): pure arithmetic ---- */
 
-/* The power limit (index into b->pl_w) that JIT profiling picks: least epoch cost
- * (eta * average_power + (1 - eta) * max_power) * time_per_epoch; on ties the higher
- * power limit (Zeus profiles from the highest down). */
-size_t sim_jit_pick(const sim_bs *b, double eta, double max_power_w);
+/* The power limit (index into b->pl_w) that JIT profiling picks: opt_pl_select, the
+ * selector libzbso's power-limit optimizer uses (core/powerlimit.h), as ZeusCost(eta, 1)
+ * over b's limits, highest first, with per-epoch time and energy: least
+ * eta * average_power * time + (1 - eta) * P * time, P being b's highest limit; on ties
+ * the higher power limit (Zeus profiles from the highest down). */
+size_t sim_jit_pick(const sim_bs *b, double eta);
 
 /* The index of b's highest power limit. */
 size_t sim_max_pl(const sim_bs *b);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/powerlimit.h"
 #include "core/spec.h"
 #include "sim/sim.h"
 
@@ -223,9 +224,9 @@ static void test_run_arithmetic(void **state)
     sim_run r;
 
     /* JIT: epoch cost (eta*P + (1-eta)*200)*t: eta 0.5 -> 1400 at 100 W, 1050 at 200 W. */
-    assert_int_equal(b->pl_w[sim_jit_pick(b, 0.5, 200)], 200);
+    assert_int_equal(b->pl_w[sim_jit_pick(b, 0.5)], 200);
     /* eta 1: energy only, 800 J at 100 W beats 900 J. */
-    assert_int_equal(b->pl_w[sim_jit_pick(b, 1.0, 200)], 100);
+    assert_int_equal(b->pl_w[sim_jit_pick(b, 1.0)], 100);
     assert_int_equal(b->pl_w[sim_max_pl(b)], 200);
 
     sim_run_compute(w, b, 1, 5, false, 0.5, INFINITY, &r);
@@ -435,6 +436,83 @@ static void test_savings_of_records(void **state)
     free(buf);
 }
 
+/* Runs libzbso's power-limit state machine (core/powerlimit.h) over b's limits as a
+ * training run would profile them, one step per epoch, each measured window answered
+ * with the trace's epoch time and energy at that limit, and returns the limit (W) it
+ * settles on; 0 when b's limits are not the 25 W ladder the library would profile. */
+static int64_t library_choice(const sim_bs *b, double eta)
+{
+    static opt_plo p;
+    opt_plo_config c = {0, 0, 1, 25, b->pl_w[0] * 1000, b->pl_w[b->n_pl - 1] * 1000};
+    opt_pl_selector sel = {.kind = OPT_PL_ZEUS_COST, .eta_knob = eta, .world_size = 1};
+    opt_plo_action a;
+    zbso_err err;
+    assert_int_equal(opt_plo_init(&p, &c, &a, &err), 0);
+    if (p.n_limits != b->n_pl)
+        return 0;
+    for (int i = 0; i < 1000 && p.state != OPT_PLO_DONE; i++) {
+        opt_plo_step_begin(&p, &a);
+        if (!a.end_window)
+            continue;
+        int64_t w = p.limits_mw[p.index] / 1000;
+        size_t k = 0;
+        while (k < b->n_pl && b->pl_w[k] != w)
+            k++;
+        if (k == b->n_pl)
+            return 0;
+        double t = b->time_per_epoch_s[k];
+        assert_int_equal(opt_plo_measured(&p, &sel, t, b->average_power_w[k] * t, &a, &err), 0);
+    }
+    assert_int_equal(p.state, OPT_PLO_DONE);
+    return p.optimal_mw / 1000;
+}
+
+/* The simulator's JIT pick and the library's choice are one function: on every batch
+ * size of every workload of the shipped traces, for eta from 0 to 1, the limit the
+ * simulator trains at is the one the library's state machine chooses from the same
+ * figures. */
+static void test_jit_pick_is_the_library_choice(void **state)
+{
+    static const char *const gpus[] = {"v100", "a40"};
+    char path[512];
+    size_t n_presets, compared = 0, differ_from_max = 0;
+    const sim_preset *presets = sim_presets(&n_presets);
+    sim_train_trace train;
+    zbso_err err;
+    (void)state;
+    snprintf(path, sizeof path, "%s/summary_train.csv", ZBSO_TRACE_DIR);
+    assert_int_equal(sim_train_trace_load(path, &train, &err), 0);
+    for (size_t g = 0; g < 2; g++) {
+        sim_power_trace power;
+        snprintf(path, sizeof path, "%s/summary_power_%s.csv", ZBSO_TRACE_DIR, gpus[g]);
+        assert_int_equal(sim_power_trace_load(path, &power, &err), 0);
+        for (size_t i = 0; i < n_presets; i++) {
+            sim_workload *w = NULL;
+            if (sim_workload_build(&presets[i], 0, gpus[g], &power, "P", &train, "T", &w,
+                                   &err) < 0)
+                continue;
+            for (size_t bi = 0; bi < w->n_bs; bi++) {
+                const sim_bs *b = &w->bs[bi];
+                for (int e = 0; e <= 10; e++) {
+                    int64_t lib = library_choice(b, e / 10.0);
+                    if (lib == 0)
+                        continue;
+                    size_t k = sim_jit_pick(b, e / 10.0);
+                    assert_int_equal(b->pl_w[k], lib);
+                    compared++;
+                    differ_from_max += k != sim_max_pl(b);
+                }
+            }
+            sim_workload_free(w);
+        }
+        sim_power_trace_free(&power);
+    }
+    sim_train_trace_free(&train);
+    /* Most batch sizes were compared, and the choice is not always the highest limit. */
+    assert_true(compared > 500);
+    assert_true(differ_from_max > 100);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_simulate_first_run),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_savings_of_records),
+        cmocka_unit_test(test_jit_pick_is_the_library_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
