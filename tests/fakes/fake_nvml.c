@@ -1,5 +1,6 @@
 /* fake_nvml.c: a stand-in for libnvidia-ml.so.1 that tests load through
- * ZBSO_NVML_LIBRARY. Exports only the NVML functions the monitor uses; never touches a GPU.
+ * ZBSO_NVML_LIBRARY. Exports only the NVML functions zbso uses (the monitor, the
+ * power-limit actuator); never touches a GPU.
  *
  * Scripted by environment variables, read when nvmlInit_v2 starts the library (reference
  * count 0 -> 1; each nvmlShutdown pairs with one init):
@@ -26,14 +27,34 @@
  *                                  repeating, so a window from one read to the next
  *                                  measures S(k) whatever the timing (for tests that
  *                                  compare decisions made from energies)
- * Otherwise the energy counter of GPU i is 1e6 mJ + power_i * (seconds since init), so the
- * counter and an integral of power samples agree on the same constant power. */
+ *   FAKE_NVML_LIMIT_MW=L           every GPU's power limit at start (default: the max limit)
+ *   FAKE_NVML_STATE=PATH           power limits shared by every process using the fake (a
+ *                                  GPU that outlives a process): each successful set call
+ *                                  appends "set GPU MW PID" to PATH, and a GPU's limit is
+ *                                  the last line for it (else FAKE_NVML_LIMIT_MW). Without
+ *                                  it the limits live in the process. Tests read the lines
+ *                                  for the sequence and the count of set calls.
+ *   FAKE_NVML_SET_FAIL=noperm      nvmlDeviceSetPowerManagementLimit fails with
+ *                                  "Insufficient Permissions" (4), as for a process without
+ *                                  CAP_SYS_ADMIN
+ *   FAKE_NVML_STEP_MS=S            a training step's time at full power (default 10)
+ * The power model: GPU i draws P = min(limit, power_i), power_i being its
+ * FAKE_NVML_POWER_MW (what it would draw unlimited), and a training step takes
+ * S * sqrt(power_i / P) ms: at a lower limit steps are slower and use less energy
+ * (S * sqrt(power_i * P) per step). fake_nvml_step_time_s and fake_nvml_step (not NVML
+ * functions) give a test's training loop that time. The energy counter of GPU i is 1e6 mJ
+ * plus the integral of P over the seconds since init, so with the limit unchanged it is
+ * 1e6 mJ + power_i * seconds, and the counter and an integral of power samples agree. */
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define FAKE_GPUS_MAX 64
 #define FAKE_NAME_MAX 96
@@ -44,6 +65,7 @@ enum {
     NVML_ERROR_UNINITIALIZED = 1,
     NVML_ERROR_INVALID_ARGUMENT = 2,
     NVML_ERROR_NOT_SUPPORTED = 3,
+    NVML_ERROR_NO_PERMISSION = 4,
     NVML_ERROR_INSUFFICIENT_SIZE = 7,
     NVML_ERROR_DRIVER_NOT_LOADED = 9,
     NVML_ERROR_GPU_IS_LOST = 15,
@@ -57,6 +79,11 @@ struct nvmlDevice_st {
     unsigned power_mw;
     int no_energy;
     atomic_ulong reads;   /* successful counter reads, for FAKE_NVML_ENERGY_STEPS_MJ */
+    /* Guarded by g.mu: the limit in force since changed_s, and the energy (mJ) drawn
+     * before changed_s. */
+    unsigned limit_mw;
+    double changed_s;
+    double drawn_mj;
 };
 typedef struct nvmlDevice_st *nvmlDevice_t;
 
@@ -72,7 +99,12 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power);
 nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
                                                           unsigned int *min_limit,
                                                           unsigned int *max_limit);
+nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int *limit);
+nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit);
 const char *nvmlErrorString(nvmlReturn_t result);
+/* Not NVML: the test's training step at GPU index's current limit. */
+double fake_nvml_step_time_s(unsigned index);
+int fake_nvml_step(unsigned index);
 
 /* The script, fixed between init and shutdown; call counters are atomic because the
  * monitor calls from several threads. */
@@ -88,7 +120,12 @@ static struct {
     unsigned n_steps;     /* FAKE_NVML_ENERGY_STEPS_MJ given: 1..FAKE_STEPS_MAX */
     unsigned long long steps_mj[FAKE_STEPS_MAX];
     unsigned long long steps_total_mj;
-} g;
+    unsigned start_limit_mw;
+    char state[512];
+    int set_fail;
+    double step_s;
+    pthread_mutex_t mu;
+} g = {.mu = PTHREAD_MUTEX_INITIALIZER};
 static atomic_long energy_calls, power_calls;
 
 static double now_s(void)
@@ -195,6 +232,43 @@ static void sleep_ms(double ms)
         ;
 }
 
+/* GPU i's limit as FAKE_NVML_STATE says (the last "set i MW" line), else dflt. */
+static unsigned state_limit(unsigned i, unsigned dflt)
+{
+    char line[128];
+    unsigned limit = dflt;
+    if (g.state[0] == '\0')
+        return dflt;
+    FILE *f = fopen(g.state, "r");
+    if (f == NULL)
+        return dflt;
+    while (fgets(line, sizeof line, f) != NULL) {
+        unsigned gpu, mw;
+        if (sscanf(line, "set %u %u", &gpu, &mw) == 2 && gpu == i)
+            limit = mw;
+    }
+    fclose(f);
+    return limit;
+}
+
+/* The power device d draws at its limit (mW). */
+static double drawn_mw(const struct nvmlDevice_st *d)
+{
+    return d->limit_mw < d->power_mw ? (double)d->limit_mw : (double)d->power_mw;
+}
+
+/* Under g.mu: takes the limit another process set (FAKE_NVML_STATE) as in force from
+ * now, t seconds after init. */
+static void refresh_limit(struct nvmlDevice_st *d, double t)
+{
+    unsigned limit = state_limit(d->index, d->limit_mw);
+    if (limit == d->limit_mw)
+        return;
+    d->drawn_mj += drawn_mw(d) * (t - d->changed_s);
+    d->changed_s = t;
+    d->limit_mw = limit;
+}
+
 nvmlReturn_t nvmlInit_v2(void)
 {
     char item[FAKE_NAME_MAX];
@@ -234,9 +308,24 @@ nvmlReturn_t nvmlInit_v2(void)
     g.energy_fail_after = fail_after("energy");
     g.power_fail_after = fail_after("power");
     snprintf(g.control, sizeof g.control, "%s", env_or("FAKE_NVML_CONTROL", ""));
+    g.start_limit_mw = (unsigned)strtoul(env_or("FAKE_NVML_LIMIT_MW", "0"), NULL, 10);
+    if (g.start_limit_mw == 0)
+        g.start_limit_mw = g.max_limit_mw;
+    snprintf(g.state, sizeof g.state, "%s", env_or("FAKE_NVML_STATE", ""));
+    g.set_fail = strcmp(env_or("FAKE_NVML_SET_FAIL", ""), "noperm") == 0;
+    g.step_s = strtod(env_or("FAKE_NVML_STEP_MS", "10"), NULL) / 1000.0;
     atomic_store(&energy_calls, 0);
     atomic_store(&power_calls, 0);
     g.start_s = now_s();
+    for (unsigned i = 0; i < g.n_gpus; i++) {
+        g.gpus[i].limit_mw = g.start_limit_mw;
+        g.gpus[i].changed_s = 0;
+        g.gpus[i].drawn_mj = 0;
+    }
+    pthread_mutex_lock(&g.mu);
+    for (unsigned i = 0; i < g.n_gpus; i++)
+        g.gpus[i].limit_mw = state_limit(i, g.start_limit_mw);
+    pthread_mutex_unlock(&g.mu);
     return NVML_SUCCESS;
 }
 
@@ -305,7 +394,11 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
         *energy = 1000000ull + sum;
         return NVML_SUCCESS;
     }
-    *energy = 1000000ull + (unsigned long long)((double)device->power_mw * t);
+    pthread_mutex_lock(&g.mu);
+    refresh_limit(device, t);
+    double mj = device->drawn_mj + drawn_mw(device) * (t - device->changed_s);
+    pthread_mutex_unlock(&g.mu);
+    *energy = 1000000ull + (unsigned long long)mj;
     return NVML_SUCCESS;
 }
 
@@ -319,7 +412,10 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power)
     if ((g.power_fail_after >= 0 && done >= g.power_fail_after) ||
         control_fails("power", device->index))
         return NVML_ERROR_GPU_IS_LOST;
-    *power = device->power_mw;
+    pthread_mutex_lock(&g.mu);
+    refresh_limit(device, now_s() - g.start_s);
+    *power = (unsigned)drawn_mw(device);
+    pthread_mutex_unlock(&g.mu);
     return NVML_SUCCESS;
 }
 
@@ -336,6 +432,70 @@ nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
     return NVML_SUCCESS;
 }
 
+nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int *limit)
+{
+    if (g.refs == 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (device == NULL || limit == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&g.mu);
+    refresh_limit(device, now_s() - g.start_s);
+    *limit = device->limit_mw;
+    pthread_mutex_unlock(&g.mu);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit)
+{
+    char line[96];
+    if (g.refs == 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (device == NULL || limit < g.min_limit_mw || limit > g.max_limit_mw)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (g.set_fail)
+        return NVML_ERROR_NO_PERMISSION;
+    pthread_mutex_lock(&g.mu);
+    double t = now_s() - g.start_s;
+    refresh_limit(device, t);
+    device->drawn_mj += drawn_mw(device) * (t - device->changed_s);
+    device->changed_s = t;
+    device->limit_mw = limit;
+    if (g.state[0] != '\0') {
+        /* One write(2) to an O_APPEND file: lines of concurrent processes never mix. */
+        int fd = open(g.state, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        int n = snprintf(line, sizeof line, "set %u %u %ld\n", device->index, limit,
+                         (long)getpid());
+        if (fd >= 0) {
+            if (write(fd, line, (size_t)n) != n)
+                fprintf(stderr, "fake_nvml: cannot write %s\n", g.state);
+            close(fd);
+        }
+    }
+    pthread_mutex_unlock(&g.mu);
+    return NVML_SUCCESS;
+}
+
+double fake_nvml_step_time_s(unsigned index)
+{
+    if (g.refs == 0 || index >= g.n_gpus)
+        return -1;
+    struct nvmlDevice_st *d = &g.gpus[index];
+    pthread_mutex_lock(&g.mu);
+    refresh_limit(d, now_s() - g.start_s);
+    double s = g.step_s * sqrt((double)d->power_mw / drawn_mw(d));
+    pthread_mutex_unlock(&g.mu);
+    return s;
+}
+
+int fake_nvml_step(unsigned index)
+{
+    double s = fake_nvml_step_time_s(index);
+    if (s < 0)
+        return -1;
+    sleep_ms(s * 1000.0);
+    return 0;
+}
+
 const char *nvmlErrorString(nvmlReturn_t result)
 {
     switch (result) {
@@ -343,6 +503,7 @@ const char *nvmlErrorString(nvmlReturn_t result)
     case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
     case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
     case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
     case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
     case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
     case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
