@@ -29,6 +29,7 @@ enum zbso_error {
     ZBSO_EBADOP = -16,     /* client: operation not allowed (ZeusBSOBadOperationError) */
     ZBSO_ERUNTIME = -17,   /* client: server or network failure (ZeusBSORuntimError) */
     ZBSO_ETRAINFAIL = -18, /* client: training stopped without converging (ZeusBSOTrainFailError) */
+    ZBSO_EPERM = -19,      /* power limits: no privilege to set one (CAP_SYS_ADMIN, or zeusd) */
 };
 
 /* Returns a static, human-readable name for an error code; never NULL. */

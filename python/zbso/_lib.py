@@ -34,6 +34,7 @@ EORDER = -15
 EBADOP = -16
 ERUNTIME = -17
 ETRAINFAIL = -18
+EPERM = -19
 
 
 def _candidates():

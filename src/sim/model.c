@@ -1,6 +1,6 @@
 /* model.c: the arithmetic of one simulated run (epochs allowed, time, energy, cost), the
- * JIT power limit pick (the library's selector) and the expected cost of a fixed configuration. Pure: no I/O, no
- * randomness (the caller picks the path). */
+ * JIT power limit pick (the library's selector) and the expected cost of a fixed
+ * configuration. Pure: no I/O, no randomness (the caller picks the path). */
 #include <math.h>
 
 #include "core/optimizer.h"

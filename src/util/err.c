@@ -66,6 +66,7 @@ const char *zbso_strerror(int code)
     case ZBSO_EBADOP: return "bad operation";
     case ZBSO_ERUNTIME: return "runtime error";
     case ZBSO_ETRAINFAIL: return "training failed to converge";
+    case ZBSO_EPERM: return "no permission to change a GPU setting";
     default: return "unknown error";
     }
 }

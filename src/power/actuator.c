@@ -1,0 +1,420 @@
+/* actuator.c: the pw_* actuator of power.h: opening the GPUs, setting and restoring their
+ * limits through NVML or zeusd, and the exit guard that restores every open actuator's
+ * limits at exit and on the signals a process can catch. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "power/powerInt.h"
+#include "util/cudavis.h"
+
+/* ---- the exit guard ----
+ * Open actuators that may set are listed under guard_mu. atexit and the signal thread
+ * restore every listed one. A signal handler may only do async-signal-safe things, so it
+ * writes the signal's number to a pipe; a thread of ours, blocked on the pipe, restores
+ * (NVML and curl calls, outside any handler) and then ends the process with the signal
+ * under its default action, which is what the signal would have done. Forked children
+ * inherit the handler but not the thread: the handler passes their signals on unchanged,
+ * and atexit restores nothing in them (the limits are the parent's). */
+static pthread_mutex_t guard_mu = PTHREAD_MUTEX_INITIALIZER;
+static pw_gpus *guard_list;
+static pid_t guard_pid;               /* the process that registered the guard */
+static bool guard_atexit_done;
+static int guard_pipe[2] = {-1, -1};
+static bool guard_signals_done;
+static const int guard_signals[] = {SIGTERM, SIGINT, SIGHUP};
+
+static int restore_locked(pw_gpus *g, zbso_err *err);
+
+/* Restores every listed actuator; with final, they refuse later sets. */
+static void restore_all(bool final)
+{
+    pthread_mutex_lock(&guard_mu);
+    for (pw_gpus *g = guard_list; g != NULL; g = g->next) {
+        zbso_err err;
+        if (restore_locked(g, &err) < 0)
+            fprintf(stderr, "zbso: could not restore the GPU power limits: %s\n", err.msg);
+        g->dead = g->dead || final;
+    }
+    pthread_mutex_unlock(&guard_mu);
+}
+
+static void at_exit(void)
+{
+    if (getpid() == guard_pid)
+        restore_all(true);
+}
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    if (getpid() != guard_pid) {
+        /* A forked child: it owns no limit; the signal does what it would have. */
+        signal(sig, SIG_DFL);
+        raise(sig);
+    } else {
+        unsigned char b = (unsigned char)sig;
+        if (write(guard_pipe[1], &b, 1) != 1) {
+            /* The pipe is gone: the signal ends the process unrestored, as before. */
+            signal(sig, SIG_DFL);
+            raise(sig);
+        }
+    }
+    errno = saved;
+}
+
+static void *guard_thread(void *arg)
+{
+    sigset_t all;
+    unsigned char b;
+    (void)arg;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    for (;;) {
+        ssize_t n = read(guard_pipe[0], &b, 1);
+        if (n == 1)
+            break;
+        if (n < 0 && errno == EINTR)
+            continue;
+        return NULL;
+    }
+    int sig = b;
+    restore_all(true);
+    fprintf(stderr, "zbso: signal %d (%s): GPU power limits restored\n", sig, strsignal(sig));
+    signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    raise(sig);
+    /* A signal whose default is to stop the process (none of ours) would come back. */
+    _exit(128 + sig);
+}
+
+/* Lists g in the guard (under guard_mu); installs atexit once and, for PW_GUARD_SIGNALS,
+ * the handlers of the signals whose disposition is the default. */
+static void guard_add(pw_gpus *g)
+{
+    pthread_mutex_lock(&guard_mu);
+    if (guard_pid != getpid()) {
+        /* First use in this process (or in a forked child that opens its own). */
+        guard_pid = getpid();
+        guard_list = NULL;
+    }
+    g->next = guard_list;
+    guard_list = g;
+    g->guarded = true;
+    if (!guard_atexit_done)
+        guard_atexit_done = atexit(at_exit) == 0;
+    if ((g->flags & PW_GUARD_SIGNALS) && !guard_signals_done) {
+        pthread_t t;
+        pthread_attr_t attr;
+        if (pipe(guard_pipe) == 0) {
+            for (int i = 0; i < 2; i++) {
+                int fl = fcntl(guard_pipe[i], F_GETFD);
+                if (fl >= 0)
+                    fcntl(guard_pipe[i], F_SETFD, fl | FD_CLOEXEC);
+            }
+            pthread_attr_init(&attr);
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            if (pthread_create(&t, &attr, guard_thread, NULL) == 0) {
+                for (size_t i = 0; i < sizeof guard_signals / sizeof guard_signals[0]; i++) {
+                    struct sigaction old, sa;
+                    if (sigaction(guard_signals[i], NULL, &old) != 0 ||
+                        old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
+                        continue;
+                    memset(&sa, 0, sizeof sa);
+                    sa.sa_handler = on_signal;
+                    sigemptyset(&sa.sa_mask);
+                    sa.sa_flags = SA_RESTART;
+                    sigaction(guard_signals[i], &sa, NULL);
+                }
+                guard_signals_done = true;
+            }
+            pthread_attr_destroy(&attr);
+        }
+    }
+    pthread_mutex_unlock(&guard_mu);
+}
+
+static void guard_remove(pw_gpus *g)
+{
+    pthread_mutex_lock(&guard_mu);
+    for (pw_gpus **p = &guard_list; *p != NULL; p = &(*p)->next)
+        if (*p == g) {
+            *p = g->next;
+            break;
+        }
+    g->guarded = false;
+    pthread_mutex_unlock(&guard_mu);
+}
+
+/* ---- opening ---- */
+
+int pw_open(const int *cuda, size_t n, unsigned flags, pw_gpus **out, zbso_err *err)
+{
+    unsigned visible[ZBSO_MAX_GPUS], n_visible = 0, n_nvml = 0;
+    pw_nvml_ret nrc;
+    int rc;
+
+    *out = NULL;
+    if (n > ZBSO_MAX_GPUS)
+        return err_set(err, ZBSO_EINVAL, "%zu GPU indices given; at most %d", n,
+                       ZBSO_MAX_GPUS);
+    pw_gpus *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return err_set(err, ZBSO_ENOMEM, "out of memory opening the GPUs");
+    g->flags = flags;
+    if ((rc = pw_nvml_open(&g->nvml, err)) < 0)
+        goto fail;
+    if ((nrc = g->nvml.device_get_count(&n_nvml)) != PW_NVML_SUCCESS) {
+        rc = err_set(err, ZBSO_ERUNTIME, "nvmlDeviceGetCount failed: %s",
+                     pw_nvml_strerror(&g->nvml, nrc));
+        goto fail;
+    }
+    if ((rc = cuda_visible_devices(n_nvml, visible, &n_visible, err)) < 0)
+        goto fail;
+    if (n_visible == 0) {
+        rc = err_set(err, ZBSO_ECONFIG, "no GPU is visible (NVML sees %u)", n_nvml);
+        goto fail;
+    }
+    if (cuda == NULL || n == 0) {
+        for (unsigned i = 0; i < n_visible; i++) {
+            g->cuda_index[i] = (int)i;
+            g->nvml_index[i] = visible[i];
+        }
+        g->n = n_visible;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            if (cuda[i] < 0 || (unsigned)cuda[i] >= n_visible) {
+                rc = err_set(err, ZBSO_ECONFIG, "GPU index %d is out of range: %u GPU(s) "
+                             "visible (0..%u)", cuda[i], n_visible, n_visible - 1);
+                goto fail;
+            }
+            for (size_t k = 0; k < i; k++)
+                if (cuda[k] == cuda[i]) {
+                    rc = err_set(err, ZBSO_ECONFIG, "GPU index %d is given twice", cuda[i]);
+                    goto fail;
+                }
+            g->cuda_index[i] = cuda[i];
+            g->nvml_index[i] = visible[cuda[i]];
+        }
+        g->n = (unsigned)n;
+    }
+    for (unsigned i = 0; i < g->n; i++) {
+        const char *what = "nvmlDeviceGetHandleByIndex";
+        nrc = g->nvml.device_get_handle_by_index(g->nvml_index[i], &g->dev[i]);
+        if (nrc == PW_NVML_SUCCESS) {
+            what = "nvmlDeviceGetPowerManagementLimitConstraints";
+            nrc = g->nvml.get_constraints(g->dev[i], &g->min_mw[i], &g->max_mw[i]);
+        }
+        if (nrc == PW_NVML_SUCCESS) {
+            what = "nvmlDeviceGetPowerManagementLimit";
+            nrc = g->nvml.get_limit(g->dev[i], &g->original_mw[i]);
+        }
+        if (nrc != PW_NVML_SUCCESS) {
+            rc = err_set(err, ZBSO_ERUNTIME, "%s failed for GPU %d (NVML index %u): %s", what,
+                         g->cuda_index[i], g->nvml_index[i], pw_nvml_strerror(&g->nvml, nrc));
+            goto fail;
+        }
+    }
+    if (flags & PW_OBSERVER) {
+        g->kind = PW_OBSERVE;
+        snprintf(g->name, sizeof g->name, "observer mode (nothing is set)");
+    } else {
+        if ((rc = pw_zeusd_open(g->nvml_index, g->n, &g->zeusd, err)) < 0)
+            goto fail;
+        g->kind = g->zeusd ? PW_ZEUSD : PW_NVML;
+        snprintf(g->name, sizeof g->name, "%s", g->zeusd ? pw_zeusd_name(g->zeusd) : "NVML");
+        guard_add(g);
+    }
+    *out = g;
+    return 0;
+fail:
+    pw_zeusd_close(g->zeusd);
+    pw_nvml_close(&g->nvml);
+    free(g);
+    return rc;
+}
+
+void pw_close(pw_gpus *g)
+{
+    if (g == NULL)
+        return;
+    if (g->guarded) {
+        zbso_err err;
+        pthread_mutex_lock(&guard_mu);
+        int rc = restore_locked(g, &err);
+        pthread_mutex_unlock(&guard_mu);
+        if (rc < 0)
+            fprintf(stderr, "zbso: could not restore the GPU power limits: %s\n", err.msg);
+        guard_remove(g);
+    }
+    pw_zeusd_close(g->zeusd);
+    pw_nvml_close(&g->nvml);
+    free(g);
+}
+
+pw_kind pw_actuator(const pw_gpus *g)
+{
+    return g->kind;
+}
+
+const char *pw_actuator_name(const pw_gpus *g)
+{
+    return g->name;
+}
+
+unsigned pw_count(const pw_gpus *g)
+{
+    return g->n;
+}
+
+unsigned pw_nvml_index(const pw_gpus *g, unsigned i)
+{
+    return i < g->n ? g->nvml_index[i] : 0;
+}
+
+int pw_cuda_index(const pw_gpus *g, unsigned i)
+{
+    return i < g->n ? g->cuda_index[i] : -1;
+}
+
+int pw_constraints(const pw_gpus *g, int64_t *min_mw, int64_t *max_mw, zbso_err *err)
+{
+    for (unsigned i = 1; i < g->n; i++)
+        if (g->min_mw[i] != g->min_mw[0] || g->max_mw[i] != g->max_mw[0])
+            return err_set(err, ZBSO_ECONFIG, "Power limits ranges are not uniform across "
+                           "GPUs: GPU %d has [%u, %u] mW, GPU %d [%u, %u] mW",
+                           g->cuda_index[0], g->min_mw[0], g->max_mw[0], g->cuda_index[i],
+                           g->min_mw[i], g->max_mw[i]);
+    *min_mw = g->min_mw[0];
+    *max_mw = g->max_mw[0];
+    return 0;
+}
+
+const unsigned *pw_original(const pw_gpus *g)
+{
+    return g->original_mw;
+}
+
+unsigned long pw_set_count(const pw_gpus *g)
+{
+    return g->sets;
+}
+
+int pw_limits(pw_gpus *g, unsigned *mw, zbso_err *err)
+{
+    for (unsigned i = 0; i < g->n; i++) {
+        pw_nvml_ret nrc = g->nvml.get_limit(g->dev[i], &mw[i]);
+        if (nrc != PW_NVML_SUCCESS)
+            return err_set(err, ZBSO_ERUNTIME, "nvmlDeviceGetPowerManagementLimit failed "
+                           "for GPU %d: %s", g->cuda_index[i], pw_nvml_strerror(&g->nvml, nrc));
+    }
+    return 0;
+}
+
+/* Sets the GPUs of indices idx[0..k-1] (into g's arrays) to mw. */
+static int set_some(pw_gpus *g, const unsigned *idx, unsigned k, unsigned mw, zbso_err *err)
+{
+    if (k == 0)
+        return 0;
+    if (g->kind == PW_ZEUSD) {
+        unsigned nvml[ZBSO_MAX_GPUS];
+        for (unsigned i = 0; i < k; i++)
+            nvml[i] = g->nvml_index[idx[i]];
+        int rc = pw_zeusd_set(g->zeusd, nvml, k, mw, err);
+        if (rc == 0)
+            g->sets += k;
+        return rc;
+    }
+    for (unsigned i = 0; i < k; i++) {
+        unsigned j = idx[i];
+        pw_nvml_ret nrc = g->nvml.set_limit(g->dev[j], mw);
+        if (nrc == PW_NVML_NO_PERMISSION)
+            return err_set(err, ZBSO_EPERM, "setting the power limit of GPU %d to %u mW needs "
+                           "the CAP_SYS_ADMIN capability (NVML: %s): run as root or with "
+                           "that capability, or set ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT to a "
+                           "zeusd daemon with gpu-control, or use observer mode",
+                           g->cuda_index[j], mw, pw_nvml_strerror(&g->nvml, nrc));
+        if (nrc != PW_NVML_SUCCESS)
+            return err_set(err, ZBSO_ERUNTIME, "nvmlDeviceSetPowerManagementLimit(%u mW) "
+                           "failed for GPU %d: %s", mw, g->cuda_index[j],
+                           pw_nvml_strerror(&g->nvml, nrc));
+        g->sets++;
+    }
+    return 0;
+}
+
+int pw_set(pw_gpus *g, int64_t mw, zbso_err *err)
+{
+    unsigned cur[ZBSO_MAX_GPUS], idx[ZBSO_MAX_GPUS], k = 0;
+    int rc;
+    if (g->kind == PW_OBSERVE)
+        return err_set(err, ZBSO_EBADOP, "observer mode sets no power limit");
+    for (unsigned i = 0; i < g->n; i++)
+        if (mw < g->min_mw[i] || mw > g->max_mw[i])
+            return err_set(err, ZBSO_EINVAL, "power limit %lld mW is outside GPU %d's "
+                           "constraints [%u, %u] mW", (long long)mw, g->cuda_index[i],
+                           g->min_mw[i], g->max_mw[i]);
+    pthread_mutex_lock(&guard_mu);
+    if (g->dead) {
+        rc = err_set(err, ZBSO_EBADOP, "the GPU power limits were restored for good (the "
+                     "process is ending)");
+        goto out;
+    }
+    if ((rc = pw_limits(g, cur, err)) < 0)
+        goto out;
+    for (unsigned i = 0; i < g->n; i++)
+        if (cur[i] != (unsigned)mw)
+            idx[k++] = i;
+    rc = set_some(g, idx, k, (unsigned)mw, err);
+out:
+    pthread_mutex_unlock(&guard_mu);
+    return rc;
+}
+
+/* Under guard_mu: sets back the GPUs whose limit is not the original, those with the
+ * same original limit in one call. */
+static int restore_locked(pw_gpus *g, zbso_err *err)
+{
+    unsigned cur[ZBSO_MAX_GPUS], idx[ZBSO_MAX_GPUS];
+    bool todo[ZBSO_MAX_GPUS];
+    int rc, first = 0;
+    if (g->kind == PW_OBSERVE)
+        return 0;
+    if ((rc = pw_limits(g, cur, err)) < 0)
+        return rc;
+    for (unsigned i = 0; i < g->n; i++)
+        todo[i] = cur[i] != g->original_mw[i];
+    for (unsigned i = 0; i < g->n; i++) {
+        unsigned k = 0;
+        if (!todo[i])
+            continue;
+        for (unsigned j = i; j < g->n; j++)
+            if (todo[j] && g->original_mw[j] == g->original_mw[i]) {
+                idx[k++] = j;
+                todo[j] = false;
+            }
+        zbso_err e;
+        if ((rc = set_some(g, idx, k, g->original_mw[i], &e)) < 0 && first == 0) {
+            first = rc;
+            if (err)
+                *err = e;
+        }
+    }
+    return first;
+}
+
+int pw_restore(pw_gpus *g, zbso_err *err)
+{
+    pthread_mutex_lock(&guard_mu);
+    int rc = restore_locked(g, err);
+    pthread_mutex_unlock(&guard_mu);
+    return rc;
+}
