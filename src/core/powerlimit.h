@@ -9,16 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/types.h"
 #include "util/err.h"
 
-#define OPT_PL_MAX 1024   /* power limits of one profile, at most */
+#define OPT_PL_MAX ZBSO_MAX_POWER_LIMITS   /* power limits of one profile, at most */
 
-/* One power limit's profile: Zeus's PowerLimitMeasurement, per step. */
-typedef struct opt_pl_measurement {
-    int64_t power_limit_w;   /* W: the limit set, mW / 1000 rounded down, as Zeus stores it */
-    double time_s;           /* s per step (slowest GPU) */
-    double energy_j;         /* J per step, all GPUs together */
-} opt_pl_measurement;
+/* One power limit's profile: Zeus's PowerLimitMeasurement, per step (core/types.h). */
+typedef zbso_pl_measurement opt_pl_measurement;
 
 /* Zeus's OptimumSelector subclasses (zeus.optimizer.power_limit). */
 typedef enum opt_pl_selector_kind {

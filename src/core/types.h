@@ -113,6 +113,28 @@ typedef struct zbso_arm {
     int64_t num_observations;
 } zbso_arm;
 
+/* One power limit's figures in a power profile (SPEC §6.1): Zeus's PowerLimitMeasurement,
+ * per training step. */
+#define ZBSO_MAX_POWER_LIMITS 1024  /* measurements of one profile */
+typedef struct zbso_pl_measurement {
+    int64_t power_limit_w;                /* W (the limit set, mW / 1000 rounded down) */
+    double time_s;                        /* s per step */
+    double energy_j;                      /* J per step, all GPUs of the job together */
+} zbso_pl_measurement;
+
+/* A job's power-limit profile of one batch size, as a training run measured it: the
+ * figures of each power limit profiled, highest first. Large (24 KB): allocate it. */
+typedef struct zbso_power_profile {
+    int64_t batch_size;
+    int64_t trial_number;                 /* the trial that measured it; 0: not said */
+    bool observer;                        /* observer mode: every figure was measured at
+                                           * the limit the GPUs had, not at its own */
+    int64_t profile_steps;                /* steps measured per limit; 0: not said */
+    double created_at;                    /* unix seconds, when the server stored it */
+    size_t n;                             /* 1..ZBSO_MAX_POWER_LIMITS */
+    zbso_pl_measurement m[ZBSO_MAX_POWER_LIMITS];
+} zbso_power_profile;
+
 /* TrialId of seed 001: the answer to GET /jobs/batch_size and the body of PATCH /trials. */
 typedef struct zbso_trial_id {
     char job_id[ZBSO_ID_MAX + 1];

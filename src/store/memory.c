@@ -37,6 +37,8 @@ typedef struct mem_job {
     size_t n_keys, cap_keys;
     zbso_arm arms[ZBSO_MAX_BATCH_SIZES]; /* ascending batch_size */
     size_t n_arms;
+    zbso_power_profile **profiles; /* ascending batch_size, each malloc'd */
+    size_t n_profiles, cap_profiles;
 } mem_job;
 
 /* The mutable part of a job, which job_update may change and undo restores. */
@@ -64,6 +66,7 @@ enum undo_kind {
     UNDO_KEY_MOVE,     /* give key i of j back to its former trial */
     UNDO_POINT_INSERT, /* remove point (trial_number, epoch) from j */
     UNDO_POINT_UPDATE, /* restore point into j */
+    UNDO_PROFILE_PUT,  /* put profile.old back (or remove, NULL), free profile.new */
 };
 
 typedef struct mem_undo {
@@ -78,6 +81,9 @@ typedef struct mem_undo {
             size_t i;
             int64_t trial_number;
         } key;
+        struct {
+            zbso_power_profile *old, *new_;
+        } profile;
     } u;
 } mem_undo;
 
@@ -178,6 +184,15 @@ static size_t point_pos(const mem_job *j, int64_t n, int64_t epoch, bool *found)
     return lo;
 }
 
+static size_t profile_pos(const mem_job *j, int64_t bs, bool *found)
+{
+    size_t i = 0;
+    while (i < j->n_profiles && j->profiles[i]->batch_size < bs)
+        i++;
+    *found = i < j->n_profiles && j->profiles[i]->batch_size == bs;
+    return i;
+}
+
 static size_t arm_pos(const mem_job *j, int64_t bs, bool *found)
 {
     size_t i = 0;
@@ -211,6 +226,9 @@ static void job_free(mem_job *j)
         free(j->trials);
         free(j->keys);
         free(j->points);
+        for (size_t i = 0; i < j->n_profiles; i++)
+            free(j->profiles[i]);
+        free(j->profiles);
         free(j);
     }
 }
@@ -306,6 +324,17 @@ static void undo_all(mem_store *st)
             i = point_pos(j, u->u.point.trial_number, u->u.point.p.epoch, &found);
             j->points[i] = u->u.point;
             break;
+        case UNDO_PROFILE_PUT:
+            i = profile_pos(j, u->u.profile.new_->batch_size, &found);
+            if (u->u.profile.old != NULL) {
+                j->profiles[i] = u->u.profile.old;
+            } else {
+                memmove(&j->profiles[i], &j->profiles[i + 1],
+                        (j->n_profiles - i - 1) * sizeof *j->profiles);
+                j->n_profiles--;
+            }
+            free(u->u.profile.new_);
+            break;
         }
     }
 }
@@ -313,9 +342,12 @@ static void undo_all(mem_store *st)
 /* Makes the running unit's changes final: frees the jobs it deleted. */
 static void undo_forget(mem_store *st)
 {
-    for (size_t i = 0; i < st->n_undo; i++)
+    for (size_t i = 0; i < st->n_undo; i++) {
         if (st->undo[i].kind == UNDO_JOB_DELETE)
             job_free(st->undo[i].j);
+        else if (st->undo[i].kind == UNDO_PROFILE_PUT)
+            free(st->undo[i].u.profile.old);
+    }
     st->n_undo = 0;
 }
 
@@ -763,6 +795,65 @@ static int m_counts(store_txn *t, store_counts *out, zbso_err *err)
     return 0;
 }
 
+static int m_profile_put(store_txn *t, const char *id, const zbso_power_profile *p,
+                         zbso_err *err)
+{
+    mem_store *st = txn_store(t);
+    mem_job *j = job_find(st, id);
+    mem_undo *u;
+    bool found;
+    if (j == NULL)
+        return not_found_job(err, id);
+    size_t i = profile_pos(j, p->batch_size, &found);
+    int rc = found ? 0 : grow((void **)&j->profiles, &j->cap_profiles, j->n_profiles + 1,
+                              sizeof *j->profiles, ZBSO_MAX_BATCH_SIZES * 4,
+                              "power profiles of one job", err);
+    zbso_power_profile *copy = rc == 0 ? malloc(sizeof *copy) : NULL;
+    if (rc == 0 && copy == NULL)
+        rc = err_set(err, ZBSO_ENOMEM, "memory store: out of memory storing a power profile");
+    if (rc == 0)
+        rc = undo_push(st, UNDO_PROFILE_PUT, j, &u, err);
+    if (rc < 0) {
+        free(copy);
+        return rc;
+    }
+    *copy = *p;
+    u->u.profile.new_ = copy;
+    u->u.profile.old = found ? j->profiles[i] : NULL;
+    if (!found) {
+        memmove(&j->profiles[i + 1], &j->profiles[i],
+                (j->n_profiles - i) * sizeof *j->profiles);
+        j->n_profiles++;
+    }
+    j->profiles[i] = copy;
+    return 0;
+}
+
+static int m_profile_get(store_txn *t, const char *id, int64_t bs, zbso_power_profile *out,
+                         zbso_err *err)
+{
+    mem_job *j = job_find(txn_store(t), id);
+    bool found = false;
+    size_t i = j != NULL ? profile_pos(j, bs, &found) : 0;
+    if (!found)
+        return err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" has no power profile of batch "
+                       "size %lld", id, (long long)bs);
+    *out = *j->profiles[i];
+    return 0;
+}
+
+static int m_profiles_list(store_txn *t, const char *id, store_profile_fn fn, void *ctx,
+                           zbso_err *err)
+{
+    mem_job *j = job_find(txn_store(t), id);
+    for (size_t i = 0; j != NULL && i < j->n_profiles; i++) {
+        int rc = fn(ctx, j->profiles[i]);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 static const store_txn_ops mem_ops = {
     .job_get = m_job_get,
     .job_insert = m_job_insert,
@@ -781,6 +872,9 @@ static const store_txn_ops mem_ops = {
     .reports_put = m_reports_put,
     .reports_list = m_reports_list,
     .counts = m_counts,
+    .profile_put = m_profile_put,
+    .profile_get = m_profile_get,
+    .profiles_list = m_profiles_list,
 };
 
 /* Opens an empty store; anything after "memory://" is ignored. Returns 0 or ZBSO_ENOMEM. */

@@ -14,7 +14,7 @@
 #include "store/storeInt.h"
 
 /* The newest schema version of mysql_ops.c's history. */
-#define MY_LATEST 1
+#define MY_LATEST 2
 /* Serializes schema changes between processes (replicas starting together on an empty
  * database create the schema once). A named lock belongs to the session, not to the
  * transaction: DDL commits implicitly on MySQL, and the lock outlives those commits.
@@ -32,6 +32,7 @@ enum {
     MS_TRIALS_LIST, MS_TRIALS_LIST_BS, MS_TRIALS_PAGE, MS_TRIALS_PAGE_BS,
     MS_TRIALS_FAIL_STALE, MS_ARMS_GET, MS_ARM_PUT, MS_JOBS_FROM, MS_JOBS_FROM_TO,
     MS_JOBS_AFTER, MS_JOBS_AFTER_TO, MS_TRIAL_SHARE, MS_REPORTS_LIST, MS_COUNTS,
+    MS_JOB_SHARE, MS_PROFILE_PUT, MS_PROFILE_GET, MS_PROFILES_LIST,
     MS_COUNT
 };
 

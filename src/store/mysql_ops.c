@@ -107,10 +107,31 @@ static const char *const schema_v1[] = {
     NULL,
 };
 
-const char *const *const my_schema_steps[MY_LATEST] = {schema_v1};
+/* Version 2 (issue 15): power-limit profiles (store.h profile_put), one row per job and
+ * batch size, the measurements as store_pl_format's text (up to ~72 KB: MEDIUMTEXT);
+ * they go with their job. Runs again as it is after a crash between its statements. */
+static const char *const schema_v2[] = {
+    "CREATE TABLE IF NOT EXISTS power_profiles (\n"
+    "  job_id VARBINARY(300) NOT NULL,\n"
+    "  batch_size BIGINT NOT NULL,\n"
+    "  trial_number BIGINT NOT NULL,\n"
+    "  observer BOOLEAN NOT NULL,\n"
+    "  profile_steps BIGINT NOT NULL,\n"
+    "  created_at DOUBLE NOT NULL,\n"
+    "  measurements MEDIUMTEXT NOT NULL,\n"
+    "  PRIMARY KEY (job_id, batch_size),\n"
+    "  CONSTRAINT power_profiles_job FOREIGN KEY (job_id) REFERENCES jobs (job_id)"
+    " ON DELETE CASCADE\n"
+    ")" MY_TABLE_OPTIONS,
+    "UPDATE zbso_schema SET version = 2;",
+    NULL,
+};
+
+const char *const *const my_schema_steps[MY_LATEST] = {schema_v1, schema_v2};
 
 /* The tables of the newest schema: any other table makes a database foreign. */
-#define MY_TABLES "'zbso_schema', 'jobs', 'trials', 'arms', 'reports'"
+#define MY_TABLES "'zbso_schema', 'jobs', 'trials', 'arms', 'reports', 'power_profiles'"
+#define PROFILE_COLS "batch_size, trial_number, observer, profile_steps, created_at, measurements"
 
 #define JOB_COLS                                                                          \
     "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
@@ -190,6 +211,19 @@ const my_stmt_sql my_stmts[MS_COUNT] = {
     /* The jobs as type and status -1, then the trials by type and status. */
     [MS_COUNTS] = {"SELECT -1, -1, COUNT(*) FROM jobs UNION ALL"
                    " SELECT type, status, COUNT(*) FROM trials GROUP BY type, status", 0},
+    /* profile_put finds the job (and keeps a concurrent delete of it waiting), then
+     * upserts: MySQL's affected rows cannot tell an unchanged row from no job. */
+    [MS_JOB_SHARE] = {"SELECT 1 FROM jobs WHERE job_id = ? LOCK IN SHARE MODE", 1},
+    [MS_PROFILE_PUT] = {"INSERT INTO power_profiles (job_id, " PROFILE_COLS ") VALUES"
+                        " (?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE"
+                        " trial_number = VALUES(trial_number), observer = VALUES(observer),"
+                        " profile_steps = VALUES(profile_steps),"
+                        " created_at = VALUES(created_at),"
+                        " measurements = VALUES(measurements)", 7},
+    [MS_PROFILE_GET] = {"SELECT " PROFILE_COLS " FROM power_profiles WHERE job_id = ?"
+                        " AND batch_size = ?", 2},
+    [MS_PROFILES_LIST] = {"SELECT " PROFILE_COLS " FROM power_profiles WHERE job_id = ?"
+                          " ORDER BY batch_size", 1},
 };
 
 /* ---- values ---- */
@@ -817,6 +851,84 @@ static int q_counts(store_txn *tb, store_counts *out, zbso_err *err)
     return 0;
 }
 
+/* ---- power profiles ---- */
+
+static int q_profile_put(store_txn *tb, const char *id, const zbso_power_profile *pp,
+                         zbso_err *err)
+{
+    my_txn *t = txn_of(tb);
+    my_value key[1] = {my_text(id)};
+    my_rows *r = NULL;
+    int rc = my_run(t, MS_JOB_SHARE, key, &r, "profile_put", id, err);
+    if (rc < 0)
+        return rc;
+    size_t found = r->n_rows;
+    my_rows_free(r);
+    r = NULL;
+    if (found == 0)
+        return err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", id);
+    char *text = malloc(STORE_PL_TEXT_MAX);
+    if (text == NULL)
+        return err_set(err, ZBSO_ENOMEM, "out of memory storing a power profile of job "
+                       "\"%.300s\"", id);
+    store_pl_format(pp, text);
+    my_value v[7] = {my_text(id), my_i64(pp->batch_size), my_i64(pp->trial_number),
+                     v_bool(pp->observer), my_i64(pp->profile_steps), v_f64(pp->created_at),
+                     my_text(text)};
+    rc = my_run(t, MS_PROFILE_PUT, v, &r, "profile_put", id, err);
+    my_rows_free(r);
+    free(text);
+    return rc;
+}
+
+/* Reads row i of a power_profiles result (PROFILE_COLS order). */
+static int r_profile(const my_rows *r, size_t i, const char *id, zbso_power_profile *pp,
+                     zbso_err *err)
+{
+    pp->batch_size = c_i64(r, i, 0);
+    pp->trial_number = c_i64(r, i, 1);
+    pp->observer = c_i64(r, i, 2) != 0;
+    pp->profile_steps = c_i64(r, i, 3);
+    pp->created_at = c_f64(r, i, 4);
+    return store_pl_parse(c_str(r, i, 5), id, pp, err);
+}
+
+static int q_profile_get(store_txn *tb, const char *id, int64_t bs, zbso_power_profile *out,
+                         zbso_err *err)
+{
+    my_txn *t = txn_of(tb);
+    my_value v[2] = {my_text(id), my_i64(bs)};
+    my_rows *r = NULL;
+    int rc = my_run(t, MS_PROFILE_GET, v, &r, "profile_get", id, err);
+    if (rc < 0)
+        return rc;
+    rc = r->n_rows == 0 ? err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" has no power profile "
+                                  "of batch size %lld", id, (long long)bs)
+                        : r_profile(r, 0, id, out, err);
+    my_rows_free(r);
+    return rc;
+}
+
+static int q_profiles_list(store_txn *tb, const char *id, store_profile_fn fn, void *ctx,
+                           zbso_err *err)
+{
+    my_txn *t = txn_of(tb);
+    my_value v[1] = {my_text(id)};
+    my_rows *r = NULL;
+    int rc = my_run(t, MS_PROFILES_LIST, v, &r, "profiles_list", id, err);
+    if (rc < 0)
+        return rc;
+    zbso_power_profile *pp = malloc(sizeof *pp);
+    if (pp == NULL)
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory listing power profiles");
+    for (size_t i = 0; i < r->n_rows && rc == 0; i++)
+        if ((rc = r_profile(r, i, id, pp, err)) == 0)
+            rc = fn(ctx, pp);
+    free(pp);
+    my_rows_free(r);
+    return rc;
+}
+
 const store_txn_ops my_ops = {
     .job_get = q_job_get,
     .job_insert = q_job_insert,
@@ -835,6 +947,9 @@ const store_txn_ops my_ops = {
     .reports_put = q_reports_put,
     .reports_list = q_reports_list,
     .counts = q_counts,
+    .profile_put = q_profile_put,
+    .profile_get = q_profile_get,
+    .profiles_list = q_profiles_list,
 };
 
 /* ---- schema ---- */

@@ -13,7 +13,7 @@
 #include "store/storeInt.h"
 
 /* The newest schema version of pg_ops.c's history. */
-#define PG_LATEST 4
+#define PG_LATEST 5
 /* Serializes schema changes (the key is "zbso" in ASCII), so that replicas starting
  * together on an empty database create the schema once. */
 #define PG_SCHEMA_LOCK_SQL "SELECT pg_advisory_xact_lock(2053272431);"
@@ -26,7 +26,7 @@ enum {
     S_TRIAL_INSERT, S_TRIAL_GET, S_TRIAL_BY_KEY, S_TRIAL_UNKEY, S_TRIAL_UPDATE,
     S_TRIALS_LIST, S_TRIALS_LIST_BS, S_TRIALS_PAGE, S_TRIALS_PAGE_BS, S_TRIALS_FAIL_STALE,
     S_ARMS_GET, S_ARM_PUT, S_JOBS_FROM, S_JOBS_FROM_TO, S_JOBS_AFTER, S_JOBS_AFTER_TO,
-    S_REPORTS_PUT, S_REPORTS_LIST, S_COUNTS,
+    S_REPORTS_PUT, S_REPORTS_LIST, S_COUNTS, S_PROFILE_PUT, S_PROFILE_GET, S_PROFILES_LIST,
     S_COUNT
 };
 

@@ -121,8 +121,25 @@ static const char *const schema_v4[] = {
     NULL,
 };
 
+/* Version 5 (issue 15): power-limit profiles (store.h profile_put), one row per job and
+ * batch size, the measurements as store_pl_format's text; they go with their job. */
+static const char *const schema_v5[] = {
+    "CREATE TABLE power_profiles (\n"
+    "  job_id TEXT NOT NULL REFERENCES jobs (job_id) ON DELETE CASCADE,\n"
+    "  batch_size BIGINT NOT NULL,\n"
+    "  trial_number BIGINT NOT NULL,\n"
+    "  observer BOOLEAN NOT NULL,\n"
+    "  profile_steps BIGINT NOT NULL,\n"
+    "  created_at DOUBLE PRECISION NOT NULL,\n"
+    "  measurements TEXT NOT NULL,\n"
+    "  PRIMARY KEY (job_id, batch_size)\n"
+    ");",
+    "UPDATE zbso_schema SET version = 5;",
+    NULL,
+};
+
 const char *const *const pg_schema_steps[PG_LATEST] = {schema_v1, schema_v2, schema_v3,
-                                                        schema_v4};
+                                                        schema_v4, schema_v5};
 
 #define JOB_COLS                                                                          \
     "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
@@ -154,6 +171,7 @@ const char *const *const pg_schema_steps[PG_LATEST] = {schema_v1, schema_v2, sch
     "SELECT " JOB_COLS " FROM jobs WHERE job_id COLLATE \"C\" " op " $1" upper            \
     " ORDER BY job_id COLLATE \"C\" LIMIT " limit
 #define JOBS_UPPER " AND job_id COLLATE \"C\" < $2"
+#define PROFILE_COLS "batch_size, trial_number, observer, profile_steps, created_at, measurements"
 
 const pg_stmt pg_stmts[S_COUNT] = {
     [S_JOB_GET] = {"SELECT " JOB_COLS " FROM jobs WHERE job_id = $1", 1},
@@ -222,6 +240,19 @@ const pg_stmt pg_stmts[S_COUNT] = {
     /* The jobs as type and status -1, then the trials by type and status. */
     [S_COUNTS] = {"SELECT -1, -1, count(*) FROM jobs UNION ALL"
                   " SELECT type, status, count(*) FROM trials GROUP BY type, status", 0},
+    /* From the job's row: no row is inserted for a job that does not exist. */
+    [S_PROFILE_PUT] = {"INSERT INTO power_profiles (job_id, batch_size, trial_number, observer,"
+                       " profile_steps, created_at, measurements) SELECT job_id, $2, $3, $4,"
+                       " $5, $6, $7 FROM jobs WHERE job_id = $1"
+                       " ON CONFLICT (job_id, batch_size) DO UPDATE SET"
+                       " trial_number = excluded.trial_number, observer = excluded.observer,"
+                       " profile_steps = excluded.profile_steps,"
+                       " created_at = excluded.created_at,"
+                       " measurements = excluded.measurements", 7},
+    [S_PROFILE_GET] = {"SELECT " PROFILE_COLS " FROM power_profiles WHERE job_id = $1"
+                       " AND batch_size = $2", 2},
+    [S_PROFILES_LIST] = {"SELECT " PROFILE_COLS " FROM power_profiles WHERE job_id = $1"
+                         " ORDER BY batch_size", 1},
 };
 
 /* ---- values ---- */
@@ -942,6 +973,85 @@ static int q_reports_list(store_txn *tb, const char *id, int64_t n, store_point_
     return rc;
 }
 
+/* ---- power profiles ---- */
+
+static int q_profile_put(store_txn *tb, const char *id, const zbso_power_profile *pp,
+                         zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    params p;
+    char *text = malloc(STORE_PL_TEXT_MAX);
+    if (text == NULL)
+        return err_set(err, ZBSO_ENOMEM, "out of memory storing a power profile of job "
+                       "\"%.300s\"", id);
+    store_pl_format(pp, text);
+    p.v[0] = id;
+    p_i64(&p, 1, pp->batch_size);
+    p_i64(&p, 2, pp->trial_number);
+    p_bool(&p, 3, pp->observer);
+    p_i64(&p, 4, pp->profile_steps);
+    p_f64(&p, 5, pp->created_at);
+    p.v[6] = text;
+    PGresult *r = pg_run(t, S_PROFILE_PUT, p.v, "profile_put", id, err);
+    free(text);
+    if (r == NULL)
+        return t->first.code;
+    int64_t n = changed(r);
+    PQclear(r);
+    return n == 0 ? err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", id) : 0;
+}
+
+/* Reads row i of a power_profiles result (PROFILE_COLS order). */
+static int r_profile(const PGresult *r, int i, const char *id, zbso_power_profile *pp,
+                     zbso_err *err)
+{
+    pp->batch_size = r_i64(r, i, 0);
+    pp->trial_number = r_i64(r, i, 1);
+    pp->observer = r_bool(r, i, 2);
+    pp->profile_steps = r_i64(r, i, 3);
+    pp->created_at = r_f64(r, i, 4);
+    return store_pl_parse(PQgetvalue(r, i, 5), id, pp, err);
+}
+
+static int q_profile_get(store_txn *tb, const char *id, int64_t bs, zbso_power_profile *out,
+                         zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    params p;
+    p.v[0] = id;
+    p_i64(&p, 1, bs);
+    PGresult *r = pg_run(t, S_PROFILE_GET, p.v, "profile_get", id, err);
+    if (r == NULL)
+        return t->first.code;
+    int rc = PQntuples(r) == 0
+                 ? err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" has no power profile of "
+                           "batch size %lld", id, (long long)bs)
+                 : r_profile(r, 0, id, out, err);
+    PQclear(r);
+    return rc;
+}
+
+static int q_profiles_list(store_txn *tb, const char *id, store_profile_fn fn, void *ctx,
+                           zbso_err *err)
+{
+    pg_txn *t = txn_of(tb);
+    params p;
+    int rc = 0;
+    p.v[0] = id;
+    PGresult *r = pg_run(t, S_PROFILES_LIST, p.v, "profiles_list", id, err);
+    if (r == NULL)
+        return t->first.code;
+    zbso_power_profile *pp = malloc(sizeof *pp);
+    if (pp == NULL)
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory listing power profiles");
+    for (int i = 0, rows = PQntuples(r); i < rows && rc == 0; i++)
+        if ((rc = r_profile(r, i, id, pp, err)) == 0)
+            rc = fn(ctx, pp);
+    free(pp);
+    PQclear(r);
+    return rc;
+}
+
 static int q_counts(store_txn *tb, store_counts *out, zbso_err *err)
 {
     pg_txn *t = txn_of(tb);
@@ -978,6 +1088,9 @@ const store_txn_ops pg_ops = {
     .reports_put = q_reports_put,
     .reports_list = q_reports_list,
     .counts = q_counts,
+    .profile_put = q_profile_put,
+    .profile_get = q_profile_get,
+    .profiles_list = q_profiles_list,
 };
 
 /* ---- schema ---- */

@@ -12,7 +12,7 @@
 #include "store/storeInt.h"
 
 /* The newest schema version of sqlite_ops.c's history. */
-#define SQ_LATEST 5
+#define SQ_LATEST 6
 #define SQ_PATH_MAX 1024         /* bytes of a database path, its NUL included */
 
 /* Statement ids: sqlite_ops.c holds their SQL, a connection caches them prepared. */
@@ -23,6 +23,7 @@ enum {
     S_TRIALS_LIST, S_TRIALS_LIST_BS, S_TRIALS_PAGE, S_TRIALS_PAGE_BS, S_TRIALS_FAIL_STALE,
     S_ARMS_GET, S_ARM_PUT, S_USER_VERSION, S_JOBS_FROM, S_JOBS_AFTER, S_TRIAL_EXISTS,
     S_REPORT_PUT, S_REPORTS_LIST, S_REPORTS_DELETE, S_COUNT_JOBS, S_COUNT_TRIALS,
+    S_PROFILE_PUT, S_PROFILE_GET, S_PROFILES_LIST,
     S_COUNT
 };
 

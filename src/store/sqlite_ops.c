@@ -125,8 +125,25 @@ static const char *const schema_v5[] = {
     NULL,
 };
 
+/* Version 6 (issue 15): power-limit profiles (store.h profile_put), one row per job and
+ * batch size, the measurements as store_pl_format's text; they go with their job. */
+static const char *const schema_v6[] = {
+    "CREATE TABLE power_profiles (\n"
+    "  job_id TEXT NOT NULL REFERENCES jobs(job_id) ON DELETE CASCADE,\n"
+    "  batch_size INTEGER NOT NULL,\n"
+    "  trial_number INTEGER NOT NULL,\n"
+    "  observer INTEGER NOT NULL,\n"
+    "  profile_steps INTEGER NOT NULL,\n"
+    "  created_at REAL NOT NULL,\n"
+    "  measurements TEXT NOT NULL,\n"
+    "  PRIMARY KEY (job_id, batch_size)\n"
+    ") WITHOUT ROWID;",
+    "PRAGMA user_version = 6;",
+    NULL,
+};
+
 const char *const *const sq_schema_steps[SQ_LATEST] = {schema_v1, schema_v2, schema_v3,
-                                                        schema_v4, schema_v5};
+                                                        schema_v4, schema_v5, schema_v6};
 
 #define JOB_COLS                                                                          \
     "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
@@ -154,6 +171,8 @@ const char *const *const sq_schema_steps[SQ_LATEST] = {schema_v1, schema_v2, sch
  * caller stops at the first id without the prefix, so the scan is the prefix's range. */
 #define JOBS_LIST_SQL(op) "SELECT " JOB_COLS " FROM jobs WHERE job_id " op " ?1"            \
     " ORDER BY job_id LIMIT ?2"
+
+#define PROFILE_COLS "batch_size, trial_number, observer, profile_steps, created_at, measurements"
 
 static const char *const stmt_sql[S_COUNT] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
@@ -210,6 +229,18 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_REPORTS_DELETE] = "DELETE FROM reports WHERE job_id = ?1",
     [S_COUNT_JOBS] = "SELECT count(*) FROM jobs",
     [S_COUNT_TRIALS] = "SELECT type, status, count(*) FROM trials GROUP BY type, status",
+    /* From the job's row: no row is inserted for a job that does not exist. */
+    [S_PROFILE_PUT] = "INSERT INTO power_profiles (job_id, batch_size, trial_number, observer,"
+                      " profile_steps, created_at, measurements) SELECT job_id, ?2, ?3, ?4,"
+                      " ?5, ?6, ?7 FROM jobs WHERE job_id = ?1"
+                      " ON CONFLICT (job_id, batch_size) DO UPDATE SET"
+                      " trial_number = excluded.trial_number, observer = excluded.observer,"
+                      " profile_steps = excluded.profile_steps,"
+                      " created_at = excluded.created_at, measurements = excluded.measurements",
+    [S_PROFILE_GET] = "SELECT " PROFILE_COLS " FROM power_profiles WHERE job_id = ?1"
+                      " AND batch_size = ?2",
+    [S_PROFILES_LIST] = "SELECT " PROFILE_COLS " FROM power_profiles WHERE job_id = ?1"
+                        " ORDER BY batch_size",
 };
 
 /* ---- statements ---- */
@@ -905,6 +936,93 @@ static int q_counts(store_txn *t, store_counts *out, zbso_err *err)
     return out_rc;
 }
 
+static int q_profile_put(store_txn *t, const char *id, const zbso_power_profile *p,
+                         zbso_err *err)
+{
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_PROFILE_PUT, err);
+    int64_t n = 0;
+    if (s == NULL)
+        return sq_code(c);
+    char *text = malloc(STORE_PL_TEXT_MAX);
+    if (text == NULL) {
+        sqlite3_reset(s);
+        return err_set(err, ZBSO_ENOMEM, "out of memory storing a power profile of job "
+                       "\"%.300s\"", id);
+    }
+    store_pl_format(p, text);
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, p->batch_size);
+    sqlite3_bind_int64(s, 3, p->trial_number);
+    sqlite3_bind_int64(s, 4, p->observer ? 1 : 0);
+    sqlite3_bind_int64(s, 5, p->profile_steps);
+    sqlite3_bind_double(s, 6, p->created_at);
+    sqlite3_bind_text(s, 7, text, -1, SQLITE_STATIC);
+    int rc = sq_write(c, s, "profile_put", id, &n, err);
+    free(text);
+    if (rc == 0 && n == 0)
+        rc = err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" not found", id);
+    return rc;
+}
+
+/* Reads a power_profiles row (PROFILE_COLS order). */
+static int col_profile(sqlite3_stmt *s, const char *id, zbso_power_profile *p, zbso_err *err)
+{
+    const char *text = (const char *)sqlite3_column_text(s, 5);
+    p->batch_size = sqlite3_column_int64(s, 0);
+    p->trial_number = sqlite3_column_int64(s, 1);
+    p->observer = sqlite3_column_int64(s, 2) != 0;
+    p->profile_steps = sqlite3_column_int64(s, 3);
+    p->created_at = sqlite3_column_double(s, 4);
+    return store_pl_parse(text ? text : "", id, p, err);
+}
+
+static int q_profile_get(store_txn *t, const char *id, int64_t bs, zbso_power_profile *out,
+                         zbso_err *err)
+{
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_PROFILE_GET, err);
+    int rc, out_rc;
+    if (s == NULL)
+        return sq_code(c);
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, bs);
+    if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        out_rc = col_profile(s, id, out, err);
+    else if (rc == SQLITE_DONE)
+        out_rc = err_set(err, ZBSO_ENOTFOUND, "job \"%.300s\" has no power profile of batch "
+                         "size %lld", id, (long long)bs);
+    else
+        out_rc = sq_fail(c, rc, "profile_get", id, err);
+    sqlite3_reset(s);
+    return out_rc;
+}
+
+static int q_profiles_list(store_txn *t, const char *id, store_profile_fn fn, void *ctx,
+                           zbso_err *err)
+{
+    sq_conn *c = txn_conn(t);
+    sqlite3_stmt *s = sq_stmt(c, S_PROFILES_LIST, err);
+    zbso_power_profile *p = NULL;
+    int rc, out = 0;
+    if (s == NULL)
+        return sq_code(c);
+    if ((p = malloc(sizeof *p)) == NULL) {
+        out = err_set(err, ZBSO_ENOMEM, "out of memory listing power profiles");
+        goto out;
+    }
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        if ((out = col_profile(s, id, p, err)) != 0 || (out = fn(ctx, p)) != 0)
+            goto out;
+    if (rc != SQLITE_DONE)
+        out = sq_fail(c, rc, "profiles_list", id, err);
+out:
+    sqlite3_reset(s);
+    free(p);
+    return out;
+}
+
 const store_txn_ops sq_ops = {
     .job_get = q_job_get,
     .job_insert = q_job_insert,
@@ -923,6 +1041,9 @@ const store_txn_ops sq_ops = {
     .reports_put = q_reports_put,
     .reports_list = q_reports_list,
     .counts = q_counts,
+    .profile_put = q_profile_put,
+    .profile_get = q_profile_get,
+    .profiles_list = q_profiles_list,
 };
 
 static int read_version(sq_conn *c, int *out, zbso_err *err);

@@ -1,12 +1,15 @@
 /* store.c: picks a backend from a database URL and forwards open/close/exec to it; owns
  * the schema policy (create, migrate or refuse, with its messages) on top of each
- * backend's schema primitives, the refusal of writes in read-only units, and the buffer
- * of curve points with its flusher thread. No database state and no backend's internals. */
+ * backend's schema primitives, the refusal of writes in read-only units, the buffer
+ * of curve points with its flusher thread, and power profiles' text for SQL backends. No
+ * database state and no backend's internals. */
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/optimizer.h"
 #include "store/storeInt.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -557,4 +560,52 @@ void store_curve_stats(store *st, uint64_t *written, uint64_t *dropped, uint64_t
         *dropped = d;
     if (buffered != NULL)
         *buffered = b;
+}
+
+/* ---- power profiles' measurements as text (storeInt.h) ---- */
+
+void store_pl_format(const zbso_power_profile *p, char *buf)
+{
+    char t[OPT_FMT_DOUBLE_MAX], e[OPT_FMT_DOUBLE_MAX];
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < p->n && i < ZBSO_MAX_POWER_LIMITS; i++)
+        len += (size_t)snprintf(buf + len, STORE_PL_TEXT_MAX - len, "%s%lld,%s,%s",
+                                i ? ";" : "", (long long)p->m[i].power_limit_w,
+                                opt_fmt_double(t, p->m[i].time_s),
+                                opt_fmt_double(e, p->m[i].energy_j));
+}
+
+int store_pl_parse(const char *text, const char *job_id, zbso_power_profile *out,
+                   zbso_err *err)
+{
+    const char *p = text;
+    out->n = 0;
+    while (*p != '\0') {
+        char *end;
+        zbso_pl_measurement m;
+        bool ok = out->n < ZBSO_MAX_POWER_LIMITS;
+        if (ok) {
+            m.power_limit_w = strtoll(p, &end, 10);
+            ok = end != p && *end == ',';
+        }
+        if (ok) {
+            p = end + 1;
+            m.time_s = strtod(p, &end);
+            ok = end != p && *end == ',';
+        }
+        if (ok) {
+            p = end + 1;
+            m.energy_j = strtod(p, &end);
+            ok = end != p && (*end == ';' || *end == '\0');
+        }
+        if (!ok)
+            return err_set(err, ZBSO_ESTORE, "job \"%.300s\" has a malformed power profile "
+                           "\"%.100s\"", job_id, text);
+        out->m[out->n++] = m;
+        p = *end == ';' ? end + 1 : end;
+    }
+    if (out->n == 0)
+        return err_set(err, ZBSO_ESTORE, "job \"%.300s\" has an empty power profile", job_id);
+    return 0;
 }

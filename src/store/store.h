@@ -52,6 +52,10 @@ typedef int (*store_point_fn)(void *ctx, const zbso_curve_point *point);
  * returned by store_trials_list. */
 typedef int (*store_trial_fn)(void *ctx, const zbso_trial *trial);
 
+/* Called once per profile by store_profiles_list (the profile is the backend's; copy
+ * what you keep); a non-zero return stops the listing and is returned. */
+typedef int (*store_profile_fn)(void *ctx, const zbso_power_profile *profile);
+
 /* Domain operations inside a unit of work. Each returns 0 or a negative ZBSO_E* code and
  * fills err on failure; ZBSO_ESTORE / ZBSO_EUNAVAIL for database failures. */
 typedef struct store_txn_ops {
@@ -116,6 +120,19 @@ typedef struct store_txn_ops {
                         store_point_fn fn, void *ctx, zbso_err *err);
     /* Fills *out with the number of jobs and of trials by type and status. */
     int (*counts)(store_txn *t, store_counts *out, zbso_err *err);
+
+    /* Power-limit profiles (SPEC §6.1), one per (job, batch size), deleted with their
+     * job. profile_put stores p (every field, created_at included) as the profile of
+     * (job_id, p->batch_size), replacing the one stored: ZBSO_ENOTFOUND when there is no
+     * such job. profile_get fills *out: ZBSO_ENOTFOUND when there is none.
+     * profiles_list calls fn for each of the job's profiles, ascending batch size (none
+     * for an unknown job). Measurements keep their order and their doubles bit for bit. */
+    int (*profile_put)(store_txn *t, const char *job_id, const zbso_power_profile *p,
+                       zbso_err *err);
+    int (*profile_get)(store_txn *t, const char *job_id, int64_t batch_size,
+                       zbso_power_profile *out, zbso_err *err);
+    int (*profiles_list)(store_txn *t, const char *job_id, store_profile_fn fn, void *ctx,
+                         zbso_err *err);
 } store_txn_ops;
 
 struct store_txn {
@@ -352,5 +369,17 @@ static inline int store_reports_list(store_txn *t, const char *id, int64_t n,
 { return t->ops->reports_list(t, id, n, fn, ctx, e); }
 static inline int store_counts_get(store_txn *t, store_counts *o, zbso_err *e)
 { return t->ops->counts(t, o, e); }
+static inline int store_profile_put(store_txn *t, const char *id, const zbso_power_profile *p,
+                                    zbso_err *e)
+{
+    return t->read_only ? store_write_refused("profile_put", e)
+                        : t->ops->profile_put(t, id, p, e);
+}
+static inline int store_profile_get(store_txn *t, const char *id, int64_t bs,
+                                    zbso_power_profile *o, zbso_err *e)
+{ return t->ops->profile_get(t, id, bs, o, e); }
+static inline int store_profiles_list(store_txn *t, const char *id, store_profile_fn fn,
+                                      void *ctx, zbso_err *e)
+{ return t->ops->profiles_list(t, id, fn, ctx, e); }
 
 #endif

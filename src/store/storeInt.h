@@ -18,4 +18,15 @@ extern const store_backend store_mysql_backend;
 /* memory.c: "memory://", process memory, for tests and the simulator. */
 extern const store_backend store_memory_backend;
 
+/* A power profile's measurements as the SQL backends store them, one text column:
+ * "W,TIME,ENERGY" per measurement, in order, separated by ';', doubles in the shortest
+ * text that reads back bit for bit (at most STORE_PL_TEXT_MAX bytes with the NUL).
+ * store_pl_format writes p's into buf (STORE_PL_TEXT_MAX bytes); store_pl_parse reads
+ * text into out->m and out->n: ZBSO_ESTORE naming the job when the text is not such a
+ * list (a row this code did not write). */
+#define STORE_PL_TEXT_MAX (ZBSO_MAX_POWER_LIMITS * 72 + 1)
+void store_pl_format(const zbso_power_profile *p, char *buf);
+int store_pl_parse(const char *text, const char *job_id, zbso_power_profile *out,
+                   zbso_err *err);
+
 #endif

@@ -16,7 +16,9 @@ SCHEMA_TABLES = {"jobs", "trials", "arms"}
 PREVIOUS_VERSION = {"sqlite": 3, "postgresql": 2}
 # The schema version before jobs.updated_at and the reports table (curve points).
 BEFORE_CURVES = {"sqlite": 4, "postgresql": 3}
-LATEST_VERSION = {"sqlite": 5, "postgresql": 4}
+# The schema version before power_profiles (power-limit profiles per batch size).
+BEFORE_PROFILES = {"sqlite": 5, "postgresql": 4, "mysql": 1}
+LATEST_VERSION = {"sqlite": 6, "postgresql": 5, "mysql": 2}
 
 
 class MigrateTest(unittest.TestCase):

@@ -769,7 +769,7 @@ static void test_schema_created_on_empty_database(void **state)
     zbso_err err = {0};
     store *st = NULL;
     int v = -1;
-    assert_int_equal(b->latest_schema_version, 1);
+    assert_int_equal(b->latest_schema_version, 2);
     /* without create_if_empty an empty database is refused, naming zbso migrate */
     assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
     assert_null(st);
@@ -780,19 +780,19 @@ static void test_schema_created_on_empty_database(void **state)
 
     st = open_store(NULL);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 1);
+    assert_int_equal(v, 2);
     assert_int_equal(store_migrate(st, 0, &err), 0);
-    assert_int_equal(store_migrate(st, 2, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate(st, 3, &err), ZBSO_EINVAL);
     store_close(st);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 1);
-    assert_int_equal(n_tables(), 5);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+    assert_int_equal(n_tables(), 6);
     /* InnoDB (row locks, transactions), utf8mb4; job ids binary */
     assert_int_equal(query_int("SELECT count(*) FROM information_schema.tables WHERE"
                                " table_schema = DATABASE() AND engine = 'InnoDB' AND"
-                               " table_collation LIKE 'utf8mb4%'"), 5);
+                               " table_collation LIKE 'utf8mb4%'"), 6);
     assert_int_equal(query_int("SELECT count(*) FROM information_schema.columns WHERE"
                                " table_schema = DATABASE() AND column_name = 'job_id'"
-                               " AND data_type = 'varbinary'"), 4);
+                               " AND data_type = 'varbinary'"), 5);
     assert_int_equal(query_int("SELECT count(*) FROM information_schema.statistics WHERE"
                                " table_schema = DATABASE() AND table_name = 'trials' AND"
                                " index_name LIKE 'trials_by_%' AND seq_in_index = 1"), 3);
@@ -800,10 +800,11 @@ static void test_schema_created_on_empty_database(void **state)
     assert_int_equal(query_int("SELECT count(*) FROM information_schema.statistics WHERE"
                                " table_schema = DATABASE() AND index_name ="
                                " 'trials_by_request_key' AND non_unique = 0"), 2);
-    /* the curve points go with their trial, the trials and arms with their job */
+    /* the curve points go with their trial, the trials, arms and power profiles with their
+     * job */
     assert_int_equal(query_int("SELECT count(*) FROM information_schema.referential_constraints"
                                " WHERE constraint_schema = DATABASE() AND"
-                               " delete_rule = 'CASCADE'"), 3);
+                               " delete_rule = 'CASCADE'"), 4);
     /* reopening finds it at the latest version and changes nothing */
     st = open_store(&(store_options){0});
     store_close(st);
@@ -830,9 +831,34 @@ static void test_step_cut_short_is_finished(void **state)
     make_job(&j, "after-cut");
     assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
     store_close(st);
-    assert_int_equal(n_tables(), 5);
+    assert_int_equal(n_tables(), 6);
     assert_int_equal(query_int("SELECT count(*) FROM zbso_schema"), 1);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 1);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+}
+
+/* Step 2 (power profiles) cut short after its table and before its version: the database
+ * is zbso's at version 1 (the table is one of the newest schema's, not foreign), and the
+ * step runs again as it is. */
+static void test_step_2_cut_short_is_finished(void **state)
+{
+    const store_backend *b = my_backend();
+    zbso_err err = {0};
+    store *st = NULL;
+    int v = -1;
+    assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
+    assert_int_equal(store_migrate(st, 1, &err), 0);
+    store_close(st);
+    assert_int_equal(my_sql(g_name, b->schema_steps[1][0]), 0);
+    assert_int_equal(n_tables(), 6);
+    assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
+    assert_non_null(strstr(err.msg, "zbso migrate"));
+    assert_non_null(strstr(err.msg, "version 1"));
+    st = open_store(&(store_options){.migrate = true});
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 2);
+    store_close(st);
+    assert_int_equal(n_tables(), 6);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
 }
 
 static void test_newer_and_foreign_schemas_refused(void **state)
@@ -872,7 +898,7 @@ static void test_newer_and_foreign_schemas_refused(void **state)
     assert_int_equal(store_open(g_url, &(store_options){.create_if_empty = true}, &st, &err),
                      0);
     store_close(st);
-    assert_int_equal(n_tables(), 6);
+    assert_int_equal(n_tables(), 7);
 }
 
 #define N_STARTERS 3
@@ -918,7 +944,7 @@ static void test_three_replicas_create_the_schema_at_once(void **state)
             if (s[i].rc != 0)
                 fail_msg("round %d starter %d: %d %s", round, i, s[i].rc, s[i].msg);
         assert_int_equal(query_int("SELECT count(*) FROM zbso_schema"), 1);
-        assert_int_equal(query_int("SELECT version FROM zbso_schema"), 1);
+        assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
     }
 }
 
@@ -936,16 +962,18 @@ static void test_migrate_sql(void **state)
     assert_non_null(strstr(all.text, "PRIMARY KEY (job_id, trial_number)"));
     assert_non_null(strstr(all.text, "CREATE TABLE IF NOT EXISTS reports"));
     assert_non_null(strstr(all.text, "INSERT INTO zbso_schema (version) VALUES (1);"));
+    assert_non_null(strstr(all.text, "CREATE TABLE IF NOT EXISTS power_profiles"));
+    assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 2;"));
     assert_int_equal(store_migrate_sql(b, 1, 1, sql_line, &up, &err), 0);
     assert_null(strstr(up.text, "CREATE TABLE"));
-    assert_int_equal(store_migrate_sql(b, 0, 2, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate_sql(b, 0, 3, sql_line, &up, &err), ZBSO_EINVAL);
     /* the text runs as it is (the mariadb client would do the same) and gives the latest
      * schema */
     assert_int_equal(my_sql(g_name, all.text), 0);
     store *st = open_store(&(store_options){0});
     int v = 0;
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 1);
+    assert_int_equal(v, 2);
     store_close(st);
 }
 
@@ -1365,6 +1393,7 @@ int main(void)
         cmocka_unit_test_setup(test_infinities, fresh),
         cmocka_unit_test_setup(test_schema_created_on_empty_database, fresh),
         cmocka_unit_test_setup(test_step_cut_short_is_finished, fresh),
+        cmocka_unit_test_setup(test_step_2_cut_short_is_finished, fresh),
         cmocka_unit_test_setup(test_newer_and_foreign_schemas_refused, fresh),
         cmocka_unit_test_setup(test_three_replicas_create_the_schema_at_once, fresh),
         cmocka_unit_test_setup(test_migrate_sql, fresh),

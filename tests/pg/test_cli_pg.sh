@@ -47,6 +47,8 @@ for scheme in postgresql postgresql+asyncpg; do
     expect_in "$tmp/sql.out" "UPDATE zbso_schema SET version = 3;"
     expect_in "$tmp/sql.out" "CREATE TABLE reports ("
     expect_in "$tmp/sql.out" "UPDATE zbso_schema SET version = 4;"
+    expect_in "$tmp/sql.out" "CREATE TABLE power_profiles ("
+    expect_in "$tmp/sql.out" "UPDATE zbso_schema SET version = 5;"
     [[ "$(tail -n 1 "$tmp/sql.out")" == "COMMIT;" ]] || fail "--sql does not end with COMMIT;"
     expect_not_in "$tmp/sql.out" "PRAGMA"
     expect_not_in "$tmp/sql.err" "SqlSecret1"
@@ -70,7 +72,7 @@ url="$("$ZBSO_PG_CTL" createdb cli_sql)"
 "$ZBSO_PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$url" -f "$tmp/sql.out" >/dev/null ||
     fail "psql could not apply migrate --sql's output"
 "$zbso" migrate --db "$url" >"$tmp/m.out" 2>"$tmp/m.err" || fail "migrate after psql: $(cat "$tmp/m.err")"
-expect_in "$tmp/m.out" "schema version 4 -> 4"
+expect_in "$tmp/m.out" "schema version 5 -> 5"
 
 # migrate to 1, serve refuses naming zbso migrate, migrate to the latest, serve would start
 url="$("$ZBSO_PG_CTL" createdb cli_migrate)"
@@ -87,7 +89,7 @@ expect_not_in "$tmp/s.err" "$ZBSO_PG_PASSWORD"
 ZEUS_BSO_DB_USER="$ZBSO_PG_USER" ZEUS_BSO_DB_PASSWORD="$ZBSO_PG_PASSWORD" \
     "$zbso" migrate --db "postgresql+asyncpg://127.0.0.1:$ZBSO_PG_PORT/cli_migrate" \
     >"$tmp/m2.out" 2>"$tmp/m2.err" || fail "migrate with ZEUS_BSO_DB_*: $(cat "$tmp/m2.err")"
-expect_in "$tmp/m2.out" "schema version 1 -> 4"
+expect_in "$tmp/m2.out" "schema version 1 -> 5"
 
 # a wrong password, and a server that is not there: clear failures, no password shown
 status=0

@@ -1555,6 +1555,158 @@ static void test_reports_put_and_list(void **state)
     store_close(st);
 }
 
+/* ---- power profiles ---- */
+
+typedef struct profile_arg {
+    const char *id;
+    int64_t bs;
+    zbso_power_profile *p;       /* put: stored; get: filled */
+    int64_t listed[8];           /* profiles_list: the batch sizes, in order */
+    size_t n_listed;
+    bool fail_after;             /* put, then fail the unit */
+} profile_arg;
+
+static int u_profile_put(store_txn *t, void *argp, zbso_err *err)
+{
+    profile_arg *a = argp;
+    int rc = store_profile_put(t, a->id, a->p, err);
+    if (rc == 0 && a->fail_after)
+        return err_set(err, ZBSO_EINVAL, "failing on purpose");
+    return rc;
+}
+
+static int u_profile_get(store_txn *t, void *argp, zbso_err *err)
+{
+    profile_arg *a = argp;
+    return store_profile_get(t, a->id, a->bs, a->p, err);
+}
+
+static int profile_cb(void *ctx, const zbso_power_profile *p)
+{
+    profile_arg *a = ctx;
+    if (a->n_listed < 8)
+        a->listed[a->n_listed++] = p->batch_size;
+    if (p->batch_size == a->bs)
+        *a->p = *p;
+    return 0;
+}
+
+static int u_profiles_list(store_txn *t, void *argp, zbso_err *err)
+{
+    profile_arg *a = argp;
+    a->n_listed = 0;
+    return store_profiles_list(t, a->id, profile_cb, a, err);
+}
+
+static void assert_profile_equal(const zbso_power_profile *a, const zbso_power_profile *b)
+{
+    assert_int_equal(a->batch_size, b->batch_size);
+    assert_int_equal(a->trial_number, b->trial_number);
+    assert_int_equal(a->observer, b->observer);
+    assert_int_equal(a->profile_steps, b->profile_steps);
+    assert_memory_equal(&a->created_at, &b->created_at, sizeof a->created_at);
+    assert_int_equal(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++) {
+        assert_int_equal(a->m[i].power_limit_w, b->m[i].power_limit_w);
+        assert_memory_equal(&a->m[i].time_s, &b->m[i].time_s, sizeof(double));
+        assert_memory_equal(&a->m[i].energy_j, &b->m[i].energy_j, sizeof(double));
+    }
+}
+
+/* store.h's power profiles: replace, order and doubles kept bit for bit, one per batch
+ * size listed ascending, refused in a read unit, rolled back with their unit, gone with
+ * their job. */
+static void test_power_profiles(void **state)
+{
+    store *st = open_fresh();
+    zbso_err err = {0};
+    zbso_job j, other;
+    zbso_power_profile *a = test_malloc(sizeof *a), *b = test_malloc(sizeof *b);
+    zbso_power_profile *got = test_malloc(sizeof *got);
+    profile_arg pa = {.id = "pp", .bs = 16, .p = got};
+    make_job(&j, "pp");
+    make_job(&other, "pp-other");
+    put(st, &j, NULL, 0, NULL, 0);
+    put(st, &other, NULL, 0, NULL, 0);
+
+    assert_int_equal(store_exec_read(st, u_profile_get, &pa, &err), ZBSO_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "no power profile of batch size 16"));
+    memset(a, 0, sizeof *a);
+    a->batch_size = 16;
+    a->trial_number = 7;
+    a->profile_steps = 40;
+    a->created_at = 1700000000.123456789;
+    a->n = 3;
+    /* Limits not in order (a profile keeps its order: ties go to the first), doubles that
+     * need 17 digits, the smallest normal and a subnormal. */
+    a->m[0] = (zbso_pl_measurement){300, 0.1, 2.2250738585072014e-308};
+    a->m[1] = (zbso_pl_measurement){250, 1.0 / 3.0, 123456789.12345678};
+    a->m[2] = (zbso_pl_measurement){275, 4.9406564584124654e-324, 0.0};
+    profile_arg put_a = {.id = "pp", .p = a};
+    assert_int_equal(store_exec(st, u_profile_put, &put_a, &err), 0);
+    assert_int_equal(store_exec_read(st, u_profile_get, &pa, &err), 0);
+    assert_profile_equal(got, a);
+
+    /* An unknown job: ENOTFOUND, nothing stored. */
+    profile_arg ghost = {.id = "ghost", .p = a};
+    assert_int_equal(store_exec(st, u_profile_put, &ghost, &err), ZBSO_ENOTFOUND);
+    ghost.bs = 16;
+    ghost.p = got;
+    assert_int_equal(store_exec_read(st, u_profiles_list, &ghost, &err), 0);
+    assert_int_equal(ghost.n_listed, 0);
+
+    /* A second batch size, then the first replaced (fewer measurements, observer). */
+    memset(b, 0, sizeof *b);
+    b->batch_size = 8;
+    b->n = 1;
+    b->m[0] = (zbso_pl_measurement){700, 2.5, 1750.0};
+    profile_arg put_b = {.id = "pp", .p = b};
+    assert_int_equal(store_exec(st, u_profile_put, &put_b, &err), 0);
+    a->n = 2;
+    a->observer = true;
+    a->trial_number = 9;
+    a->created_at = 1700000100.5;
+    assert_int_equal(store_exec(st, u_profile_put, &put_a, &err), 0);
+    assert_int_equal(store_exec_read(st, u_profiles_list, &pa, &err), 0);
+    assert_numbers(pa.listed, pa.n_listed, (int64_t[]){8, 16}, 2);
+    assert_profile_equal(got, a);
+    /* the other job has none */
+    profile_arg po = {.id = "pp-other", .bs = 8, .p = got};
+    assert_int_equal(store_exec_read(st, u_profile_get, &po, &err), ZBSO_ENOTFOUND);
+
+    /* A read unit refuses the write; a failed unit leaves the profile as it was. */
+    assert_int_equal(store_exec_read(st, u_profile_put, &put_b, &err), ZBSO_EINTERNAL);
+    assert_non_null(strstr(err.msg, "profile_put"));
+    b->m[0].time_s = 99.0;
+    put_b.fail_after = true;
+    assert_int_equal(store_exec(st, u_profile_put, &put_b, &err), ZBSO_EINVAL);
+    pa.bs = 8;
+    assert_int_equal(store_exec_read(st, u_profile_get, &pa, &err), 0);
+    assert_true(got->m[0].time_s == 2.5);
+
+    /* The most measurements a profile may have. */
+    b->n = ZBSO_MAX_POWER_LIMITS;
+    for (size_t i = 0; i < b->n; i++)
+        b->m[i] = (zbso_pl_measurement){(int64_t)(5000 - i), 1e-3 * (double)(i + 1) / 7.0,
+                                        -1.0 / 3.0 + (double)i};
+    b->m[0].energy_j = 1e300;
+    put_b.fail_after = false;
+    assert_int_equal(store_exec(st, u_profile_put, &put_b, &err), 0);
+    assert_int_equal(store_exec_read(st, u_profile_get, &pa, &err), 0);
+    assert_profile_equal(got, b);
+
+    /* Gone with the job, and not back with a job of the same id. */
+    assert_int_equal(store_exec(st, u_job_delete, "pp", &err), 0);
+    assert_int_equal(store_exec_read(st, u_profiles_list, &pa, &err), 0);
+    assert_int_equal(pa.n_listed, 0);
+    put(st, &j, NULL, 0, NULL, 0);
+    assert_int_equal(store_exec_read(st, u_profile_get, &pa, &err), ZBSO_ENOTFOUND);
+    store_close(st);
+    test_free(a);
+    test_free(b);
+    test_free(got);
+}
+
 static int u_counts(store_txn *t, void *argp, zbso_err *err)
 {
     return store_counts_get(t, argp, err);
@@ -1873,15 +2025,15 @@ static void test_schema_versions(void **state)
     zbso_err err = {0};
     const store_backend *b = store_backend_for_url(g_url, &err);
     assert_non_null(b);
-    assert_int_equal(b->latest_schema_version, 5);
+    assert_int_equal(b->latest_schema_version, 6);
 
     store *st = open_fresh();
     int v = -1;
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 5);
+    assert_int_equal(v, 6);
     assert_int_equal(store_migrate(st, 0, &err), 0);
     assert_int_equal(store_migrate(st, 1, &err), ZBSO_ESCHEMA);
-    assert_int_equal(store_migrate(st, 6, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate(st, 7, &err), ZBSO_EINVAL);
     store_close(st);
 
     /* an older schema is refused, naming both versions and `zbso migrate` */
@@ -1892,12 +2044,12 @@ static void test_schema_versions(void **state)
     assert_null(st);
     assert_non_null(strstr(err.msg, "zbso migrate"));
     assert_non_null(strstr(err.msg, "version 1"));
-    assert_non_null(strstr(err.msg, "5"));
+    assert_non_null(strstr(err.msg, "6"));
     /* ... and upgraded with opt.migrate */
     opt.migrate = true;
     assert_int_equal(store_open(g_url, &opt, &st, &err), 0);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 5);
+    assert_int_equal(v, 6);
     zbso_job j;
     make_job(&j, "after-migrate");
     put(st, &j, NULL, 0, NULL, 0);
@@ -1983,7 +2135,7 @@ static void test_schema_versions(void **state)
     assert_int_equal(v, 1);
     assert_int_equal(store_migrate(st, 0, &err), 0);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 5);
+    assert_int_equal(v, 6);
     put(st, &j, NULL, 0, NULL, 0);
     store_close(st);
 
@@ -2040,12 +2192,17 @@ static void test_migrate_sql(void **state)
                         "CREATE UNIQUE INDEX trials_by_request_key ON trials (job_id,"
                         " request_key);\nPRAGMA user_version = 4;\nCOMMIT;\n");
     sql_buf v5 = {.len = 0};
-    assert_int_equal(store_migrate_sql(b, 4, 0, sql_line, &v5, &err), 0);
+    assert_int_equal(store_migrate_sql(b, 4, 5, sql_line, &v5, &err), 0);
     assert_null(strstr(v5.text, "request_key"));
     assert_non_null(strstr(v5.text, "CREATE TABLE reports"));
     assert_string_equal(v5.text + v5.len - 33, "PRAGMA user_version = 5;\nCOMMIT;\n");
+    sql_buf v6 = {.len = 0};
+    assert_int_equal(store_migrate_sql(b, 5, 0, sql_line, &v6, &err), 0);
+    assert_null(strstr(v6.text, "CREATE TABLE reports"));
+    assert_non_null(strstr(v6.text, "CREATE TABLE power_profiles"));
+    assert_string_equal(v6.text + v6.len - 33, "PRAGMA user_version = 6;\nCOMMIT;\n");
     assert_int_equal(store_migrate_sql(b, 2, 1, sql_line, &up, &err), ZBSO_EINVAL);
-    assert_int_equal(store_migrate_sql(b, 0, 6, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate_sql(b, 0, 7, sql_line, &up, &err), ZBSO_EINVAL);
 }
 
 /* A reader that cannot open the file (deleted before the pool had a reader) is a
@@ -2188,6 +2345,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_trials_pages),
         cmocka_unit_test(test_reports_put_and_list),
         cmocka_unit_test(test_counts),
+        cmocka_unit_test(test_power_profiles),
         cmocka_unit_test(test_curve_buffer),
         cmocka_unit_test(test_curve_discard),
     };
