@@ -87,6 +87,24 @@ char *codec_training_result_dump(const zbso_training_result *r, size_t *len);
 /* {"stop_train","converged","message"}. */
 char *codec_report_response_dump(const zbso_report_response *r, size_t *len);
 
+/* A power-limit profile (SPEC §6.1), the body of PUT /power_profiles: job_id (into
+ * job_id, ZBSO_ID_MAX + 1 bytes), batch_size, trial_number and profile_steps (null or
+ * absent: 0, else positive), observer (default false), measurements ([{"power_limit": W,
+ * "time": s, "energy": J}], checked by opt_pl_measurements_check); created_at is not read.
+ * Errors as the other parsers'. */
+int codec_power_profile_parse(const char *buf, size_t len, char *job_id,
+                              zbso_power_profile *out, zbso_err *err);
+/* What a client reads back (GET or PUT /power_profiles): codec_power_profile_parse plus
+ * created_at. */
+int codec_power_profile_read(const char *buf, size_t len, zbso_power_profile *out,
+                             zbso_err *err);
+/* The profile as a jansson object (a new reference; NULL when memory runs out): every
+ * field above with created_at, trial_number and profile_steps null when 0, without the
+ * job id (for documents that hold it elsewhere). */
+struct json_t *codec_power_profile_json(const zbso_power_profile *p);
+/* The profile with its "job_id", as PUT and GET /power_profiles answer it. */
+char *codec_power_profile_dump(const char *job_id, const zbso_power_profile *p, size_t *len);
+
 /* An error body. With detail (422): {"detail":[{"loc":[where, loc],"msg":...,
  * "type":"value_error"}]}, loc being ["body"] when err has no field and where defaulting
  * to "body". Otherwise {"message": err->msg}. */

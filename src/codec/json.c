@@ -4,12 +4,14 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "core/powerlimit.h"
 #include "core/spec.h"
 #include "util/buf.h"
 #include "util/mem.h"
@@ -615,5 +617,135 @@ int codec_error_message(const char *buf, size_t len, char *msg, size_t cap)
         snprintf(msg + used, cap - used, "%s%s", used ? ": " : "", json_string_value(m));
 out:
     json_decref(root);
+    return rc;
+}
+
+/* ---- power-limit profiles (SPEC §6.1) ---- */
+
+/* Reads an optional positive integer (null or absent: 0). */
+static int get_positive_or_null(json_t *obj, const char *key, int64_t *out, zbso_err *err)
+{
+    json_t *v;
+    int rc = lookup(obj, key, false, true, &v, err);
+    *out = 0;
+    if (rc <= 0)
+        return rc;
+    if (as_int(v, key, out, err) < 0 || *out <= 0)
+        return type_error(err, key, "null or a positive integer", v);
+    return 0;
+}
+
+/* Reads measurements: a list of {"power_limit", "time", "energy"} objects. */
+static int get_measurements(json_t *obj, zbso_power_profile *p, zbso_err *err)
+{
+    json_t *v;
+    char got[DESCRIBE_MAX + 8];
+    int rc = lookup(obj, "measurements", true, false, &v, err);
+    if (rc <= 0)
+        return rc;
+    if (!json_is_array(v))
+        return type_error(err, "measurements", "a list of {power_limit, time, energy}", v);
+    size_t n = json_array_size(v);
+    if (n > ZBSO_MAX_POWER_LIMITS)
+        return err_set_field(err, ZBSO_EINVAL, "body", "measurements",
+                             "measurements has %zu entries, over the maximum of %d", n,
+                             ZBSO_MAX_POWER_LIMITS);
+    for (size_t i = 0; i < n; i++) {
+        json_t *m = json_array_get(v, i);
+        json_t *pl = json_object_get(m, "power_limit"), *t = json_object_get(m, "time");
+        json_t *e = json_object_get(m, "energy");
+        zbso_pl_measurement *out = &p->m[i];
+        if (!json_is_object(m) || !pl || as_int(pl, "power_limit", &out->power_limit_w, err) < 0 ||
+            !json_is_number(t) || !json_is_number(e)) {
+            describe(m, got, sizeof got);
+            return err_set_field(err, ZBSO_EINVAL, "body", "measurements",
+                                 "measurements[%zu] must be {\"power_limit\": integer W, "
+                                 "\"time\": s, \"energy\": J}, got %s", i, got);
+        }
+        out->time_s = json_number_value(t);
+        out->energy_j = json_number_value(e);
+    }
+    p->n = n;
+    return 0;
+}
+
+int codec_power_profile_parse(const char *buf, size_t len, char *job_id,
+                              zbso_power_profile *out, zbso_err *err)
+{
+    json_t *obj = NULL;
+    zbso_err why;
+    int rc;
+    memset(out, 0, offsetof(zbso_power_profile, m));
+    job_id[0] = '\0';
+    if ((rc = load_object(buf, len, &obj, err)) < 0 ||
+        (rc = get_string(obj, "job_id", true, false, job_id, ZBSO_ID_MAX, err)) < 0 ||
+        (rc = get_int(obj, "batch_size", true, &out->batch_size, err)) < 0 ||
+        (rc = get_positive_or_null(obj, "trial_number", &out->trial_number, err)) < 0 ||
+        (rc = get_bool(obj, "observer", false, &out->observer, err)) < 0 ||
+        (rc = get_positive_or_null(obj, "profile_steps", &out->profile_steps, err)) < 0 ||
+        (rc = get_measurements(obj, out, err)) < 0)
+        goto out;
+    if (job_id[0] == '\0') {
+        rc = err_set_field(err, ZBSO_EINVAL, "body", "job_id", "job_id must not be empty");
+        goto out;
+    }
+    if (out->batch_size <= 0) {
+        rc = err_set_field(err, ZBSO_EINVAL, "body", "batch_size",
+                           "batch_size must be greater than 0, got %lld",
+                           (long long)out->batch_size);
+        goto out;
+    }
+    if (opt_pl_measurements_check(out->m, out->n, &why) < 0)
+        rc = err_set_field(err, ZBSO_EINVAL, "body", "measurements", "%s", why.msg);
+out:
+    json_decref(obj);
+    return rc;
+}
+
+struct json_t *codec_power_profile_json(const zbso_power_profile *p)
+{
+    json_t *o = json_object(), *list = json_array();
+    bool ok = o && list;
+    for (size_t i = 0; ok && i < p->n; i++) {
+        json_t *m = json_object();
+        ok = m && set_int(m, "power_limit", p->m[i].power_limit_w) == 0 &&
+             set_real(m, "time", p->m[i].time_s) == 0 &&
+             set_real(m, "energy", p->m[i].energy_j) == 0 && json_array_append(list, m) == 0;
+        json_decref(m);
+    }
+    ok = ok && set_int(o, "batch_size", p->batch_size) == 0 &&
+         set_new(o, "trial_number",
+                 p->trial_number > 0 ? json_integer(p->trial_number) : json_null()) == 0 &&
+         set_new(o, "observer", json_boolean(p->observer)) == 0 &&
+         set_new(o, "profile_steps",
+                 p->profile_steps > 0 ? json_integer(p->profile_steps) : json_null()) == 0 &&
+         set_real(o, "created_at", p->created_at) == 0 &&
+         json_object_set(o, "measurements", list) == 0;
+    json_decref(list);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+char *codec_power_profile_dump(const char *job_id, const zbso_power_profile *p, size_t *len)
+{
+    json_t *o = codec_power_profile_json(p);
+    bool ok = o && set_str(o, "job_id", job_id) == 0;
+    return finish(o, ok, len);
+}
+
+int codec_power_profile_read(const char *buf, size_t len, zbso_power_profile *out,
+                             zbso_err *err)
+{
+    char job_id[ZBSO_ID_MAX + 1];
+    json_t *obj = NULL;
+    int rc = codec_power_profile_parse(buf, len, job_id, out, err);
+    if (rc < 0)
+        return rc;
+    if ((rc = load_object(buf, len, &obj, err)) == 0)
+        rc = get_double(obj, "created_at", false, false, &out->created_at, NULL, err);
+    json_decref(obj);
     return rc;
 }

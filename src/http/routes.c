@@ -213,6 +213,68 @@ static void jobs_delete(const http_ctx *ctx, struct MHD_Connection *c, const cha
     reply_static_or_error(r, rc, NULL_BODY);
 }
 
+/* ---- power-limit profiles (SPEC §6.1) ---- */
+
+/* PUT /power_profiles: stores the profile of a job's batch size, 200 with it. */
+static void profiles_put(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
+                         size_t len, http_reply *r)
+{
+    zbso_power_profile *in = malloc(sizeof *in), *out = malloc(sizeof *out);
+    int rc = in && out ? 0 : err_set(&r->err, ZBSO_ENOMEM, "out of memory reading a profile");
+    if (rc == 0)
+        rc = codec_power_profile_parse(body, len, r->job_id, in, &r->err);
+    if (rc == 0)
+        rc = svc_profile_put(ctx->st, ctx->env, r->job_id, in, out, &r->job_revision,
+                             &r->err);
+    if (rc < 0) {
+        http_reply_error(r, rc);
+    } else {
+        size_t n = 0;
+        char *text = codec_power_profile_dump(r->job_id, out, &n);
+        reply_json(r, 200, text, n);
+    }
+    free(in);
+    free(out);
+}
+
+/* Reads the batch_size query argument: a positive integer, else 422 naming it. */
+static int query_batch_size(struct MHD_Connection *c, http_reply *r, int64_t *out)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "batch_size");
+    char *end = NULL;
+    if (!v)
+        return err_set_field(&r->err, ZBSO_EINVAL, "query", "batch_size", "field required");
+    long long bs = strtoll(v, &end, 10);
+    if (v[0] < '0' || v[0] > '9' || *end != '\0' || bs <= 0 || strlen(v) > 18)
+        return err_set_field(&r->err, ZBSO_EINVAL, "query", "batch_size",
+                             "batch_size must be a positive integer, got '%.40s'", v);
+    *out = bs;
+    return 0;
+}
+
+/* GET /power_profiles?job_id=J&batch_size=B: 200 with the profile, 404 without one. */
+static void profiles_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
+                         size_t len, http_reply *r)
+{
+    zbso_power_profile *p = malloc(sizeof *p);
+    int64_t bs = 0;
+    int rc = p ? 0 : err_set(&r->err, ZBSO_ENOMEM, "out of memory reading a profile");
+    if (rc == 0)
+        rc = query_job_id(c, r);
+    if (rc == 0)
+        rc = query_batch_size(c, r, &bs);
+    if (rc == 0)
+        rc = svc_profile_get(ctx->st, ctx->env, r->job_id, bs, p, &r->job_revision, &r->err);
+    if (rc < 0) {
+        http_reply_error(r, rc);
+    } else {
+        size_t n = 0;
+        char *text = codec_power_profile_dump(r->job_id, p, &n);
+        reply_json(r, 200, text, n);
+    }
+    free(p);
+}
+
 /* 200 only while the store can take writes (store_health); else 503 naming the cause. */
 static void healthz_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
                         size_t len, http_reply *r)
@@ -377,6 +439,8 @@ static const http_route routes[] = {
     {"GET", "/jobs/batch_size", "GET", false, false, batch_size_get, false},
     {"POST", "/report", "POST", true, false, report_post, false},
     {"PATCH", "/trials", "PATCH", true, false, trials_patch, false},
+    {"GET", "/power_profiles", "GET, PUT", false, false, profiles_get, false},
+    {"PUT", "/power_profiles", "GET, PUT", true, false, profiles_put, false},
     {"GET", "/healthz", "GET", false, true, healthz_get, false},
     {"GET", PAT_JOB, "GET", false, false, job_get, true},
     {"GET", PAT_TRIALS, "GET", false, false, trials_get, true},

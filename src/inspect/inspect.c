@@ -460,6 +460,31 @@ static size_t live_explorations(const trial_vec *tv, zbso_trial *out)
     return n;
 }
 
+/* profiles_list's callback: appends the profile to the array ctx; -1 when memory runs
+ * out (the listing stops and returns it). */
+static int profile_add(void *ctx, const zbso_power_profile *p)
+{
+    json_t *v = codec_power_profile_json(p);
+    if (!v || json_array_append_new(ctx, v) != 0)
+        return -1;
+    return 0;
+}
+
+/* The job's power-limit profiles (SPEC §6.1), ascending batch size, into *out. */
+static int profiles_json(store_txn *t, const char *job_id, json_t **out, zbso_err *err)
+{
+    json_t *list = json_array();
+    int rc = list ? store_profiles_list(t, job_id, profile_add, list, err) : -1;
+    if (rc == -1)
+        rc = NOMEM("the job's power profiles");
+    if (rc < 0) {
+        json_decref(list);
+        return rc;
+    }
+    *out = list;
+    return 0;
+}
+
 static int job_doc(store_txn *t, const insp_request *req, json_t **out, zbso_err *err)
 {
     zbso_job job;
@@ -491,12 +516,20 @@ static int job_doc(store_txn *t, const insp_request *req, json_t **out, zbso_err
     }
     if ((rc = opt_prune_rounds(&job, expl, n_expl, rounds, cap, &n_rounds, err)) < 0)
         goto out;
+    json_t *profiles = NULL;
+    if ((rc = profiles_json(t, job.spec.job_id, &profiles, err)) < 0)
+        goto out;
     doc = json_object();
     bool ok = put_summary(doc, &job, f) && put(doc, "revision", json_integer(job.revision)) &&
               put(doc, "spec", codec_job_spec_json(&job.spec)) &&
               put(doc, "exploration", exploration_json(rounds, n_rounds)) &&
               put(doc, "arms", arms_json(f->arms, f->n_arms)) &&
               put(doc, "counts", counts_json(f->by));
+    /* put consumes profiles; after a failure above nothing else would. */
+    if (ok)
+        ok = put(doc, "power_profiles", profiles);
+    else
+        json_decref(profiles);
     if (!ok) {
         rc = NOMEM("the job");
         goto out;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "core/optimizer.h"
+#include "core/powerlimit.h"
 #include "core/spec.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -742,4 +743,87 @@ static int delete_fn(store_txn *t, void *arg, zbso_err *err)
 int svc_delete_job(store *st, const svc_env *env, const char *job_id, zbso_err *err)
 {
     return store_exec(st, delete_fn, (void *)job_id, err);
+}
+
+/* ---- power-limit profiles (SPEC §6.1) ---- */
+
+typedef struct profile_work {
+    const svc_env *env;
+    const char *job_id;
+    int64_t batch_size;
+    const zbso_power_profile *in;  /* put */
+    zbso_power_profile *out;
+    int64_t revision;              /* OUT: the job's revision after the unit */
+} profile_work;
+
+/* 422 at body.batch_size unless bs is one of the job's batch sizes. */
+static int check_batch_size(const zbso_job *job, int64_t bs, zbso_err *err)
+{
+    for (size_t i = 0; i < job->spec.n_batch_sizes; i++)
+        if (job->spec.batch_sizes[i] == bs)
+            return 0;
+    return err_set_field(err, ZBSO_EINVAL, "body", "batch_size", "batch size %lld is not one "
+                         "of job %s's batch sizes", (long long)bs, job->spec.job_id);
+}
+
+static int profile_put_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    profile_work *w = arg;
+    zbso_job job;
+    int rc;
+    if ((rc = load_job(t, w->job_id, true, &job, err)) < 0 ||
+        (rc = check_batch_size(&job, w->in->batch_size, err)) < 0)
+        return rc;
+    *w->out = *w->in;
+    w->out->created_at = w->env->now(w->env->ctx);
+    if ((rc = store_profile_put(t, w->job_id, w->out, err)) < 0)
+        return rc;
+    job.revision++;
+    job.updated_at = w->out->created_at;
+    if ((rc = store_job_update(t, &job, err)) < 0)
+        return rc;
+    w->revision = job.revision;
+    return 0;
+}
+
+int svc_profile_put(store *st, const svc_env *env, const char *job_id,
+                    const zbso_power_profile *profile, zbso_power_profile *out,
+                    int64_t *job_revision, zbso_err *err)
+{
+    profile_work w = {env, job_id, profile->batch_size, profile, out, 0};
+    zbso_err why;
+    if (opt_pl_measurements_check(profile->m, profile->n, &why) < 0)
+        return err_set_field(err, ZBSO_EINVAL, "body", "measurements", "%s", why.msg);
+    if (profile->trial_number < 0 || profile->profile_steps < 0)
+        return err_set_field(err, ZBSO_EINVAL, "body", profile->trial_number < 0
+                                 ? "trial_number" : "profile_steps",
+                             "%s %lld is negative", profile->trial_number < 0
+                                 ? "trial_number" : "profile_steps",
+                             (long long)(profile->trial_number < 0 ? profile->trial_number
+                                                                  : profile->profile_steps));
+    int rc = store_exec(st, profile_put_fn, &w, err);
+    return put_revision(rc, w.revision, job_revision);
+}
+
+static int profile_get_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    profile_work *w = arg;
+    zbso_job job;
+    int rc;
+    if ((rc = load_job(t, w->job_id, false, &job, err)) < 0)
+        return rc;
+    w->revision = job.revision;
+    rc = store_profile_get(t, w->job_id, w->batch_size, w->out, err);
+    if (rc == ZBSO_ENOTFOUND)
+        rc = err_set(err, ZBSO_ENOTFOUND, "Job %s has no power profile of batch size %lld",
+                     w->job_id, (long long)w->batch_size);
+    return rc;
+}
+
+int svc_profile_get(store *st, const svc_env *env, const char *job_id, int64_t batch_size,
+                    zbso_power_profile *out, int64_t *job_revision, zbso_err *err)
+{
+    profile_work w = {env, job_id, batch_size, NULL, out, 0};
+    int rc = store_exec_read(st, profile_get_fn, &w, err);
+    return put_revision(rc, w.revision, job_revision);
 }

@@ -88,4 +88,19 @@ int svc_end_trial(store *st, const svc_env *env, const zbso_trial_id *trial,
 /* DELETE /jobs. ZBSO_ENOTFOUND: unknown job. */
 int svc_delete_job(store *st, const svc_env *env, const char *job_id, zbso_err *err);
 
+/* PUT /power_profiles (SPEC §6.1): stores profile as the job's profile of its batch size,
+ * replacing the one stored, with created_at = now; *out is what was stored. The job's
+ * revision moves. ZBSO_EINVAL in FastAPI's shape at body.measurements (opt_pl_
+ * measurements_check), body.trial_number or body.profile_steps (negative), body.batch_size
+ * (not one of the job's); ZBSO_ENOTFOUND: unknown job. */
+int svc_profile_put(store *st, const svc_env *env, const char *job_id,
+                    const zbso_power_profile *profile, zbso_power_profile *out,
+                    int64_t *job_revision, zbso_err *err);
+
+/* GET /power_profiles: the job's profile of batch_size into *out, from a snapshot.
+ * ZBSO_ENOTFOUND: unknown job, or no profile of that batch size (the message says
+ * which). */
+int svc_profile_get(store *st, const svc_env *env, const char *job_id, int64_t batch_size,
+                    zbso_power_profile *out, int64_t *job_revision, zbso_err *err);
+
 #endif

@@ -91,3 +91,34 @@ int protocol_end_trial(transport *t, const zbso_trial_id *trial, zbso_err *err)
     return send_body(t, "PATCH", "/trials", codec_trial_id_dump(trial, NULL),
                      TRANSPORT_IDEMPOTENT, "the trial id", &resp, err);
 }
+
+int protocol_profile_put(transport *t, const char *job_id, const zbso_power_profile *p,
+                         zbso_power_profile *out, zbso_err *err)
+{
+    transport_resp resp;
+    int rc = send_body(t, "PUT", "/power_profiles", codec_power_profile_dump(job_id, p, NULL),
+                       TRANSPORT_IDEMPOTENT, "the power profile", &resp, err);
+    if (rc < 0)
+        return rc;
+    rc = resp.len ? codec_power_profile_read(resp.body, resp.len, out, err) : 0;
+    return check_answer(rc, &resp, "PUT /power_profiles", "power profile", err);
+}
+
+int protocol_profile_get(transport *t, const char *job_id, int64_t batch_size,
+                         zbso_power_profile *out, zbso_err *err)
+{
+    char path[ZBSO_ID_MAX * 3 + 96];
+    transport_resp resp;
+    transport_req req = {"GET", path, NULL, TRANSPORT_IDEMPOTENT, NULL};
+    char *id = transport_escape(job_id);
+    int rc;
+    if (!id)
+        return err_set(err, ZBSO_ENOMEM, "out of memory escaping job id %.300s", job_id);
+    snprintf(path, sizeof path, "/power_profiles?job_id=%s&batch_size=%lld", id,
+             (long long)batch_size);
+    mem_free(id);
+    if ((rc = transport_request(t, &req, &resp, err)) < 0)
+        return rc;
+    rc = resp.len ? codec_power_profile_read(resp.body, resp.len, out, err) : 0;
+    return check_answer(rc, &resp, "GET /power_profiles", "power profile", err);
+}

@@ -1,4 +1,4 @@
-/* protocol.h: the four requests of the batch size optimizer's protocol (SPEC §2) over a
+/* protocol.h: the requests of the batch size optimizer's protocol (SPEC §2, §6.1) over a
  * transport, written once for libzbso's client and `zbso run --server`: bodies through
  * src/codec, each request with its retry class (docs/DESIGN.md, "Client transport"). */
 #ifndef ZBSO_TRANSPORT_PROTOCOL_H
@@ -29,5 +29,15 @@ int protocol_report(transport *t, const zbso_training_result *r, zbso_report_res
 
 /* PATCH /trials (ending a trial that already ended changes nothing). */
 int protocol_end_trial(transport *t, const zbso_trial_id *trial, zbso_err *err);
+
+/* PUT /power_profiles (SPEC §6.1; idempotent: a repeat stores the same profile again).
+ * *out is the profile as the server stored it. */
+int protocol_profile_put(transport *t, const char *job_id, const zbso_power_profile *p,
+                         zbso_power_profile *out, zbso_err *err);
+
+/* GET /power_profiles?job_id=..&batch_size=..: ZBSO_ENOTFOUND (the server's 404) when
+ * the job has no profile of that batch size (or the job is unknown). */
+int protocol_profile_get(transport *t, const char *job_id, int64_t batch_size,
+                         zbso_power_profile *out, zbso_err *err);
 
 #endif
