@@ -212,6 +212,29 @@ class MigrateTest(unittest.TestCase):
                           for p in self.database.rows("reports", "epoch")],
                          [(1, 1.5, 10.0, 0.5), (2, 3.0, 20.0, 0.95)])
 
+    def test_version_before_profiles_gains_power_profiles(self):
+        """A database at the version before power profiles: migrate keeps its job and adds
+        the power_profiles table, and the server then stores and reads a profile."""
+        before = BEFORE_PROFILES[self.database.kind]
+        r = run_cli(["migrate", "--to", str(before), "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("power_profiles", self.database.tables())
+        srv = Server(tmpdir=self.tmp, database=self.database, args=["--migrate"])
+        self.addCleanup(srv.close)
+        srv.start()
+        latest = LATEST_VERSION[self.database.kind]
+        self.assertIn("power_profiles", self.database.tables())
+        jid = srv.request("POST", "/jobs", body=job_spec(job_id="itest-p")).json["job_id"]
+        body = {"job_id": jid, "batch_size": 8,
+                "measurements": [{"power_limit": 300, "time": 0.5, "energy": 100.0}]}
+        self.assertEqual(srv.request("PUT", "/power_profiles", body=body).status, 200)
+        r = srv.request("GET", f"/power_profiles?job_id={jid}&batch_size=8")
+        self.assertEqual(r.json["measurements"], body["measurements"])
+        srv.kill()
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"schema version {latest} -> {latest}", r.stdout + r.stderr)
+
     def test_serve_migrate_flag_upgrades(self):
         r = run_cli(["migrate", "--to", "1", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
