@@ -62,7 +62,8 @@ static void check_struct(const char *url, const myurl *u)
         FUZZ_CHECK(fields[i] == NULL || fields[i][0] != '\0');
     FUZZ_CHECK(u->database != NULL && u->charset != NULL);
     for (const char *c = u->charset; *c != '\0'; c++)
-        FUZZ_CHECK((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9'));
+        FUZZ_CHECK((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                   (*c >= '0' && *c <= '9'));
     FUZZ_CHECK(u->port <= 65535);
     FUZZ_CHECK(u->connect_timeout <= 3600);
     FUZZ_CHECK(u->ssl_mode >= MYURL_SSL_DEFAULT && u->ssl_mode <= MYURL_SSL_VERIFY_IDENTITY);
