@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # setup.sh: installs the Debian 12 build dependencies (skipped when all are present), the
 # PostgreSQL 15 server that the tests start (tests/pg/with_pg.sh), promtool (the /metrics
-# test's checker), chromium (the dashboard's browser tests), and builds zbso into ./build.
+# test's checker), chromium (the dashboard's browser tests), what the deploy tests use
+# (podman with runc, catatonit for pods and the CNI plugins, debootstrap for the base
+# image, dpkg-dev for the .deb; kubectl 1.27 or later, whose kustomize v5 renders the
+# Kubernetes manifests, must already be there: Debian 12's kubernetes-client is 1.20), and
+# builds zbso into ./build.
 # Run as root on a fresh machine; never touches other builds.
 set -euo pipefail
 
@@ -9,7 +13,9 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config libmicrohttpd-dev libjansson-dev
           libsqlite3-dev libcurl4-openssl-dev libcmocka-dev libpq-dev python3 sqlite3 curl
-          postgresql chromium)
+          postgresql chromium
+          podman runc catatonit containernetworking-plugins iptables uidmap debootstrap
+          dpkg-dev)
 
 missing=()
 for p in "${packages[@]}"; do
