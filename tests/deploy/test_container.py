@@ -60,6 +60,46 @@ class ImageConfigTest(unittest.TestCase):
         self.assertTrue(any(ln.startswith("zbso ") for ln in out), out)
 
 
+class EntrypointTest(unittest.TestCase):
+    """The entrypoint's NAME_FILE secrets: read into NAME; bad use named and refused."""
+
+    def run_image(self, *args):
+        return podman("run", "--rm", "--network", "none", *args, check=False)
+
+    def test_file_read_into_variable(self):
+        tmp = tempfile.TemporaryDirectory(prefix="zbso-deploy-")
+        self.addCleanup(tmp.cleanup)
+        path = os.path.join(tmp.name, "url")
+        with open(path, "w") as f:
+            f.write("sqlite:///from-secret.db\n")
+        os.chmod(path, 0o644)
+        # migrate --sql prints the SQL of the URL's backend without touching a database;
+        # a PostgreSQL URL in the file would print PostgreSQL's, so the file was read.
+        p = self.run_image("-v", f"{path}:/run/secrets/url:ro",
+                           "-e", "ZEUS_BSO_DATABASE_URL_FILE=/run/secrets/url",
+                           image(), "migrate", "--sql")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(path, "w") as f:
+            f.write("postgresql://u@127.0.0.1:1/db\n")
+        q = self.run_image("-v", f"{path}:/run/secrets/url:ro",
+                           "-e", "ZEUS_BSO_DATABASE_URL_FILE=/run/secrets/url",
+                           image(), "migrate", "--sql")
+        self.assertEqual(q.returncode, 0, q.stderr)
+        self.assertNotEqual(p.stdout, q.stdout)
+
+    def test_both_set(self):
+        p = self.run_image("-e", "ZEUS_BSO_API_TOKEN=x",
+                           "-e", "ZEUS_BSO_API_TOKEN_FILE=/run/secrets/t", image(), "--version")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("both ZEUS_BSO_API_TOKEN and ZEUS_BSO_API_TOKEN_FILE are set", p.stderr)
+
+    def test_unreadable_file(self):
+        p = self.run_image("-e", "ZEUS_BSO_DB_PASSWORD_FILE=/run/secrets/nope", image(),
+                           "--version")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("ZEUS_BSO_DB_PASSWORD_FILE '/run/secrets/nope' cannot be read", p.stderr)
+
+
 class SqliteContainerTest(unittest.TestCase):
     def test_zeus_env_workload_restart(self):
         ref_log, ref_state = drive.reference("c", JOBS, TRIALS)

@@ -21,7 +21,7 @@ import urllib.parse
 
 import drive
 import kube
-from deployutil import podman
+from deployutil import podman, record_figures
 
 JOBS, TRIALS = 3, 4
 TOKEN_OP = {"op": "replace", "path": "/stringData/ZEUS_BSO_API_TOKEN"}
@@ -84,7 +84,7 @@ class KubeSqliteTest(KubeCase):
         out = kube.drive_in(ctr, "--port", "8000", "--token", token, "--wait", "60",
                             "state", "k", str(JOBS))
         self.assertEqual(out["result"], ref_state)
-        print(f"figures kube_sqlite: play to first /healthz {healthz_s:.2f} s", flush=True)
+        record_figures("kube_sqlite", {"play_to_first_healthz_s": round(healthz_s, 2)})
 
 
 class KubePgTest(KubeCase):
