@@ -158,6 +158,119 @@ int zbso_client_on_evaluate(zbso_client *c, double metric);
 /* 1 when the server said to stop training, else 0. */
 int zbso_client_training_finished(const zbso_client *c);
 
+
+/* ---- GPU power-limit optimizer (Zeus's GlobalPowerLimitOptimizer; SPEC §6.1) ---------
+ * Profiles the GPUs' power limits during training and keeps the best one: call
+ * zbso_power_optimizer_on_step_begin before every training step and
+ * zbso_power_optimizer_on_epoch_end after every epoch. Setting a limit needs
+ * CAP_SYS_ADMIN, or a zeusd daemon ($ZEUSD_SOCK_PATH or $ZEUSD_HOST_PORT); observer mode
+ * sets nothing. The limits the GPUs had when the optimizer was created are put back when
+ * it is freed, at process exit, and on SIGTERM, SIGINT and SIGHUP whose action was the
+ * default. With a client, or the environment `zbso run` sets, the job's profile of the
+ * batch size is read from the server first (a profile found: no profiling) and stored
+ * there after profiling. One optimizer per process and set of GPUs, used from one thread
+ * at a time. Failures return a negative ZBSO_E* code with the message in
+ * zbso_power_optimizer_errmsg: ZBSO_EINVAL (a bad option, naming it), ZBSO_ECONFIG (no
+ * NVML or GPU, GPUs without one range of limits, zeusd unreachable or unfit, a bad
+ * environment variable), ZBSO_EPERM (a limit could not be set: no privilege), ZBSO_ERUNTIME
+ * (NVML, zeusd or the measurement failed), ZBSO_EIO (profile_path). A NULL handle makes
+ * the int functions return ZBSO_EINVAL and the others 0 or "". */
+typedef struct zbso_power_optimizer zbso_power_optimizer;
+
+/* Zeus's optimum selectors. */
+enum zbso_power_selector {
+    ZBSO_PL_ZEUS_COST = 0,     /* ZeusCost(eta_knob, world_size) */
+    ZBSO_PL_ENERGY = 1,        /* Energy */
+    ZBSO_PL_TIME = 2,          /* Time */
+    ZBSO_PL_MAX_SLOWDOWN = 3,  /* MaxSlowdownConstraint(max_slowdown_factor) */
+};
+
+enum zbso_power_mode {
+    ZBSO_PL_JIT = 0,           /* profile (or use the stored profile), then the optimum */
+    ZBSO_PL_MAX = 1,           /* the highest limit, no profiling */
+    ZBSO_PL_OBSERVE = 2,       /* observer mode: profile at the current limit, set nothing */
+};
+
+/* Measuring for the optimizer with the caller's monitor: begin opens the window name;
+ * end closes it and gives its time (s) and energy (J, all GPUs), or with cancel set only
+ * closes it. Each returns 0, or a negative ZBSO_E* code (a positive value reads as
+ * ZBSO_ERUNTIME) with a message in errbuf. */
+typedef struct zbso_power_window_ops {
+    void *arg;
+    int (*begin)(void *arg, const char *name, char *errbuf, size_t errbuf_len);
+    int (*end)(void *arg, const char *name, int cancel, double *time_s, double *energy_j,
+               char *errbuf, size_t errbuf_len);
+} zbso_power_window_ops;
+
+typedef struct zbso_power_options {
+    const int *gpu_indices;    /* CUDA indices of the GPUs to optimize; NULL: every visible */
+    size_t n_gpus;
+    int selector;              /* enum zbso_power_selector */
+    double eta_knob;           /* ZBSO_PL_ZEUS_COST */
+    int64_t world_size;        /* ZBSO_PL_ZEUS_COST; 0: the number of GPUs */
+    double max_slowdown_factor; /* ZBSO_PL_MAX_SLOWDOWN, >= 1 */
+    int64_t wait_steps;        /* Zeus's defaults: 1, 10, 40, 25 */
+    int64_t warmup_steps;
+    int64_t profile_steps;
+    int64_t pl_step_w;
+    const char *profile_path;  /* NULL; or Zeus's profile file: read when it exists (no
+                                * profiling), else written after profiling */
+    int mode;                  /* enum zbso_power_mode */
+    const zbso_power_window_ops *ops; /* NULL: measure with monitor */
+    zbso_monitor *monitor;     /* NULL (and ops NULL): a monitor of the GPUs of its own */
+    zbso_client *client;       /* NULL; or the trial's client: the server's profile of its
+                                * batch size is read and stored */
+    int use_env;               /* 1: $ZBSO_POWER_LIMIT (jit|max|observe),
+                                * $ZEUS_USE_OPTIMAL_PL=false, $ZEUS_PROFILE_PARAMS=W,P and,
+                                * without a client, the job of $ZEUS_BSO_SERVER_URL,
+                                * $ZEUS_BSO_JOB_ID and $ZEUS_BATCH_SIZE (`zbso run`) apply */
+} zbso_power_options;
+
+/* Fills o with Zeus's defaults: ZeusCost(0.5, the number of GPUs), wait 1, warm-up 10,
+ * profile 40 steps, pl_step 25 W, ZBSO_PL_JIT, use_env 1, everything else NULL or 0. */
+void zbso_power_options_init(zbso_power_options *o);
+
+/* Opens the GPUs and the actuator, reads the stored profile when there is one, and sets
+ * the first limit (the highest, or a stored profile's optimum). On failure *out is NULL
+ * and errbuf (may be NULL) holds the message. */
+int zbso_power_optimizer_new(const zbso_power_options *o, zbso_power_optimizer **out,
+                             char *errbuf, size_t errbuf_len);
+/* Puts the limits back and frees p (not a caller's monitor or client). NULL is a no-op. */
+void zbso_power_optimizer_free(zbso_power_optimizer *p);
+/* Puts the limits back now; later steps set nothing. Returns 0 or the actuator's error. */
+int zbso_power_optimizer_close(zbso_power_optimizer *p);
+const char *zbso_power_optimizer_errmsg(const zbso_power_optimizer *p);
+
+/* Before each training step (Zeus's on_step_begin) and after each epoch (on_epoch_end). */
+int zbso_power_optimizer_on_step_begin(zbso_power_optimizer *p);
+int zbso_power_optimizer_on_epoch_end(zbso_power_optimizer *p);
+
+/* 0 Ready, 1 Warmup, 2 Profiling, 3 Done. */
+int zbso_power_optimizer_state(const zbso_power_optimizer *p);
+/* The limit (mW) the optimizer is at (in observer mode: would be at). */
+int64_t zbso_power_optimizer_limit_mw(const zbso_power_optimizer *p);
+/* The chosen limit (mW) once Done, else 0. */
+int64_t zbso_power_optimizer_optimal_mw(const zbso_power_optimizer *p);
+/* Where the choice comes from: "profiling", "server", "file" (profile_path) or "max". */
+const char *zbso_power_optimizer_source(const zbso_power_optimizer *p);
+/* Copies up to cap measurements (per step, in profiling order) and returns how many there
+ * are. Any pointer may be NULL when cap is 0. */
+size_t zbso_power_optimizer_measurements(const zbso_power_optimizer *p, int64_t *power_limit_w,
+                                         double *time_s, double *energy_j, size_t cap);
+/* Steps begun since the optimizer was created, and steps that profiling took (from the
+ * first step until Done, warm-ups and interruptions included; 0 when a stored profile
+ * was used). */
+int64_t zbso_power_optimizer_steps(const zbso_power_optimizer *p);
+int64_t zbso_power_optimizer_profiling_steps(const zbso_power_optimizer *p);
+/* The steps since Done and their time (s) and energy (J) as if each took the chosen
+ * limit's figures per step (observer mode's accounting). Any pointer may be NULL. */
+void zbso_power_optimizer_accounted(const zbso_power_optimizer *p, int64_t *steps,
+                                    double *time_s, double *energy_j);
+/* The actuator: "NVML", "zeusd at ...", "observer mode (nothing is set)". */
+const char *zbso_power_optimizer_actuator(const zbso_power_optimizer *p);
+/* Limit changes made on the GPUs (each GPU counts). */
+unsigned long zbso_power_optimizer_set_count(const zbso_power_optimizer *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client/clientInt.h"
 #include "codec/codec.h"
 #include "core/types.h"
 #include "monitor/monitor.h"
@@ -469,3 +470,15 @@ int zbso_client_on_evaluate(zbso_client *c, double metric)
 }
 
 int zbso_client_training_finished(const zbso_client *c) { return c && c->training_finished; }
+
+/* ---- for the power-limit optimizer (clientInt.h) ---- */
+
+transport *client_transport(zbso_client *c)
+{
+    return c ? c->tp : NULL;
+}
+
+int64_t client_batch_size(const zbso_client *c)
+{
+    return c ? c->batch_size : 0;
+}
