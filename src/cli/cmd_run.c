@@ -11,6 +11,8 @@
 static const char run_usage[] =
     "usage: zbso run [--server URL | --db PATH] --spec job.json --recurrences N\n"
     "                [--log-dir DIR] [--metric-regex RE] [--grace S] [--seed N] [--no-gpu]\n"
+    "                [--power-limit jit|max|observe [--progress-regex RE] [--pl-step W]\n"
+    "                 [--pl-warmup S] [--pl-hold S] [--profile-params W,P]]\n"
     "                -- COMMAND ARGS...\n"
     "\n"
     "Runs a training command N times with the batch sizes the optimizer picks (seed 004).\n"
@@ -26,6 +28,17 @@ static const char run_usage[] =
     "  --grace S          seconds between SIGTERM and SIGKILL when stopping (default 10)\n"
     "  --seed N           base of the {seed} placeholder (default: job file, else 123456)\n"
     "  --no-gpu           measure time only (energy 0) instead of the GPUs\n"
+    "  --power-limit M    optimize the GPU power limit too (SPEC 7.1): jit profiles each\n"
+    "                     batch size once (the profile is kept on the job), max trains at\n"
+    "                     the highest limit, observe sets nothing; the limits are put back\n"
+    "                     after every try. Client mode: the script's power-limit optimizer\n"
+    "                     gets ZBSO_POWER_LIMIT and ZEUS_PROFILE_PARAMS. With --metric-regex:\n"
+    "                     zbso run profiles by time slices, per unit of the command's\n"
+    "  --progress-regex RE  progress counter (first group, e.g. 'step ([0-9]+)')\n"
+    "  --pl-step W        W between the limits profiled (default 25)\n"
+    "  --pl-warmup S      seconds each limit is warmed up (default 2) ...\n"
+    "  --pl-hold S        ... and then measured (default 8)\n"
+    "  --profile-params W,P  client mode: warm-up and measured steps per limit (10,40)\n"
     "Placeholders in COMMAND ARGS: {bs} {batch_size} {lr} {learning_rate} {seed} {epochs}\n"
     "{target_metric}. Environment: ZEUS_BSO_SERVER_URL, ZEUS_BSO_JOB_ID,\n"
     "ZEUS_BSO_TRIAL_NUMBER, ZEUS_BATCH_SIZE, ZEUS_LOG_DIR, ZEUS_JOB_ID, ZEUS_ETA_KNOB,\n"
@@ -33,7 +46,21 @@ static const char run_usage[] =
     "client library's are, for ZBSO_CLIENT_RETRY_TIMEOUT seconds (default 60).\n";
 
 enum { OPT_SERVER = 256, OPT_DB, OPT_SPEC, OPT_RECUR, OPT_LOG_DIR, OPT_REGEX, OPT_GRACE,
-       OPT_SEED, OPT_NO_GPU, OPT_HELP };
+       OPT_SEED, OPT_NO_GPU, OPT_HELP, OPT_PL, OPT_PROGRESS, OPT_PL_STEP, OPT_PL_WARMUP,
+       OPT_PL_HOLD, OPT_PROFILE_PARAMS };
+
+/* Reads an integer option in [lo, hi] into *out; ZBSO_EINVAL naming the option and value. */
+static int int_option(const char *name, const char *v, long long lo, long long hi,
+                      int64_t *out, zbso_err *err)
+{
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (v[0] == '\0' || *end != '\0' || n < lo || n > hi)
+        return err_set(err, ZBSO_EINVAL, "%s '%s' is not an integer in [%lld, %lld]", name, v,
+                       lo, hi);
+    *out = n;
+    return 0;
+}
 
 /* Parses argv into *o. Returns 0, 1 for --help (usage printed), or ZBSO_EINVAL. */
 static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
@@ -48,6 +75,12 @@ static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
         {"grace", required_argument, NULL, OPT_GRACE},
         {"seed", required_argument, NULL, OPT_SEED},
         {"no-gpu", no_argument, NULL, OPT_NO_GPU},
+        {"power-limit", required_argument, NULL, OPT_PL},
+        {"progress-regex", required_argument, NULL, OPT_PROGRESS},
+        {"pl-step", required_argument, NULL, OPT_PL_STEP},
+        {"pl-warmup", required_argument, NULL, OPT_PL_WARMUP},
+        {"pl-hold", required_argument, NULL, OPT_PL_HOLD},
+        {"profile-params", required_argument, NULL, OPT_PROFILE_PARAMS},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -57,6 +90,11 @@ static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
     memset(o, 0, sizeof *o);
     o->log_dir = "zbso-runs";
     o->grace_s = RUN_DEFAULT_GRACE_S;
+    o->pl_step_w = 25;
+    o->pl_warmup_s = 2;
+    o->pl_hold_s = 8;
+    o->profile_warmup = 10;
+    o->profile_measure = 40;
     optind = 1;
     opterr = 0;
     /* "+": stop at the command, so its own options are left to it. */
@@ -88,6 +126,46 @@ static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
                                "--seed '%s' is not a non-negative integer below 2^62", optarg);
             o->has_seed = true;
             break;
+        case OPT_PL:
+            if (!strcmp(optarg, "jit"))
+                o->power_limit = RUN_PL_JIT;
+            else if (!strcmp(optarg, "max"))
+                o->power_limit = RUN_PL_MAX;
+            else if (!strcmp(optarg, "observe"))
+                o->power_limit = RUN_PL_OBSERVE;
+            else
+                return err_set(err, ZBSO_EINVAL, "--power-limit '%s' is not jit, max or "
+                               "observe", optarg);
+            break;
+        case OPT_PROGRESS: o->progress_regex = optarg; break;
+        case OPT_PL_STEP:
+            if (int_option("--pl-step", optarg, 1, 1000000, &o->pl_step_w, err) < 0)
+                return ZBSO_EINVAL;
+            break;
+        case OPT_PL_WARMUP:
+            if (int_option("--pl-warmup", optarg, 0, 3600, &o->pl_warmup_s, err) < 0)
+                return ZBSO_EINVAL;
+            break;
+        case OPT_PL_HOLD:
+            if (int_option("--pl-hold", optarg, 1, 3600, &o->pl_hold_s, err) < 0)
+                return ZBSO_EINVAL;
+            break;
+        case OPT_PROFILE_PARAMS: {
+            char w[32];
+            const char *comma = strchr(optarg, ',');
+            size_t k = comma ? (size_t)(comma - optarg) : 0;
+            if (!comma || k >= sizeof w)
+                return err_set(err, ZBSO_EINVAL, "--profile-params '%s' is not WARMUP,MEASURE "
+                               "(steps)", optarg);
+            memcpy(w, optarg, k);
+            w[k] = '\0';
+            if (int_option("--profile-params' warm-up", w, 0, 1000000, &o->profile_warmup,
+                           err) < 0 ||
+                int_option("--profile-params' measured steps", comma + 1, 1, 1000000,
+                           &o->profile_measure, err) < 0)
+                return ZBSO_EINVAL;
+            break;
+        }
         case OPT_HELP:
             fputs(run_usage, stdout);
             return 1;
@@ -104,6 +182,8 @@ static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
         return err_set(err, ZBSO_EINVAL, "--spec job.json is required");
     if (o->recurrences == 0)
         return err_set(err, ZBSO_EINVAL, "--recurrences N is required");
+    if (o->power_limit == RUN_PL_NONE && o->progress_regex != NULL)
+        return err_set(err, ZBSO_EINVAL, "--progress-regex needs --power-limit");
     if (optind >= argc || argv[optind][0] == '\0')
         return err_set(err, ZBSO_EINVAL, "no training command: give it after '--'");
     o->argv = argv + optind;

@@ -41,6 +41,24 @@ static int emb_end(run_bso *b, const zbso_trial_id *t, zbso_err *err)
     return svc_end_trial(e->st, &e->env, t, NULL, err);
 }
 
+static int emb_profile_get(run_bso *b, const char *job_id, int64_t bs, zbso_power_profile *out,
+                           zbso_err *err)
+{
+    embedded *e = (embedded *)b;
+    return svc_profile_get(e->st, &e->env, job_id, bs, out, NULL, err);
+}
+
+static int emb_profile_put(run_bso *b, const char *job_id, const zbso_power_profile *p,
+                           zbso_err *err)
+{
+    embedded *e = (embedded *)b;
+    zbso_power_profile *out = malloc(sizeof *out);
+    int rc = out ? svc_profile_put(e->st, &e->env, job_id, p, out, NULL, err)
+                 : err_set(err, ZBSO_ENOMEM, "out of memory storing a power profile");
+    free(out);
+    return rc;
+}
+
 static void emb_close(run_bso *b)
 {
     embedded *e = (embedded *)b;
@@ -49,7 +67,7 @@ static void emb_close(run_bso *b)
 }
 
 static const run_bso_ops embedded_ops = {emb_register, emb_next, emb_report, emb_end,
-                                         emb_close};
+                                         emb_profile_get, emb_profile_put, emb_close};
 
 int run_bso_embedded_open(const char *db_path, run_bso **out, zbso_err *err)
 {

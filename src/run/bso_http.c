@@ -35,6 +35,22 @@ static int http_end(run_bso *b, const zbso_trial_id *t, zbso_err *err)
     return protocol_end_trial(((http_bso *)b)->tp, t, err);
 }
 
+static int http_profile_get(run_bso *b, const char *job_id, int64_t bs,
+                            zbso_power_profile *out, zbso_err *err)
+{
+    return protocol_profile_get(((http_bso *)b)->tp, job_id, bs, out, err);
+}
+
+static int http_profile_put(run_bso *b, const char *job_id, const zbso_power_profile *p,
+                            zbso_err *err)
+{
+    zbso_power_profile *out = malloc(sizeof *out);
+    int rc = out ? protocol_profile_put(((http_bso *)b)->tp, job_id, p, out, err)
+                 : err_set(err, ZBSO_ENOMEM, "out of memory storing a power profile");
+    free(out);
+    return rc;
+}
+
 static void http_close(run_bso *b)
 {
     http_bso *h = (http_bso *)b;
@@ -43,7 +59,7 @@ static void http_close(run_bso *b)
 }
 
 static const run_bso_ops http_ops = {http_register, http_next, http_report, http_end,
-                                     http_close};
+                                     http_profile_get, http_profile_put, http_close};
 
 int run_bso_http_open(const char *url, run_bso **out, zbso_err *err)
 {

@@ -17,7 +17,8 @@
 #include "util/buf.h"
 
 #define SPEC_FILE_MAX (1u << 20)   /* a larger job.json is refused */
-#define N_ENV 9                    /* variables set for the command */
+#define N_ENV 11                   /* variables set for the command */
+#define N_ENV_ALWAYS 9             /* the first ones replace inherited ones even when empty */
 
 extern char **environ;
 
@@ -40,6 +41,7 @@ typedef struct driver {
     recur_policy policy;           /* retries and the cost bound (recur/recur.h) */
     uint64_t seed;
     run_child *child;
+    run_power *power;              /* --power-limit (power.c); NULL without it */
 } driver;
 
 /* What one try came to. */
@@ -134,13 +136,15 @@ static void free_argv(char **v)
 }
 
 /* The command's environment: ours (vals, N_ENV "KEY=value" strings) and every inherited
- * variable of another name. A malloc'd array of borrowed pointers (free it alone). */
+ * variable of another name (the power-limit ones, after N_ENV_ALWAYS, are ours only when
+ * --power-limit sets them). A malloc'd array of borrowed pointers (free it alone). */
 static char **build_envp(char vals[N_ENV][RUN_PATH_MAX + 64])
 {
     static const char *const ours[] = {
         "ZEUS_BSO_SERVER_URL=", "ZEUS_BSO_JOB_ID=", "ZEUS_BSO_TRIAL_NUMBER=",
         "ZEUS_BATCH_SIZE=", "ZEUS_LOG_DIR=", "ZEUS_JOB_ID=", "ZEUS_ETA_KNOB=",
-        "ZEUS_TARGET_METRIC=", "ZEUS_COST_THRESH="};
+        "ZEUS_TARGET_METRIC=", "ZEUS_COST_THRESH=", "ZBSO_POWER_LIMIT=",
+        "ZEUS_PROFILE_PARAMS="};
     size_t n = 0, k = 0;
     while (environ[n] != NULL)
         n++;
@@ -150,7 +154,8 @@ static char **build_envp(char vals[N_ENV][RUN_PATH_MAX + 64])
     for (size_t i = 0; i < n; i++) {
         bool mine = false;
         for (size_t j = 0; j < N_ENV && !mine; j++)
-            mine = strncmp(environ[i], ours[j], strlen(ours[j])) == 0;
+            mine = strncmp(environ[i], ours[j], strlen(ours[j])) == 0 &&
+                   (j < N_ENV_ALWAYS || vals[j][0] != '\0');
         if (!mine)
             envp[k++] = environ[i];
     }
@@ -185,6 +190,7 @@ static void env_values(const driver *d, const zbso_trial_id *t, const char *tag,
     snprintf(vals[6], cap, "ZEUS_ETA_KNOB=%s", eta);
     snprintf(vals[7], cap, "ZEUS_TARGET_METRIC=%s", target);
     snprintf(vals[8], cap, "ZEUS_COST_THRESH=%s", thresh);
+    run_power_env(d->power, vals[9], vals[10], cap);
 }
 
 /* --metric-regex: each matching line is one epoch's metric, reported with the time and
@@ -198,7 +204,9 @@ static int on_line(void *ctx, const char *line, size_t len)
     char num[64], *end;
     zbso_report_response resp;
 
-    if (regexec(&d->re, line, 2, m, 0) != 0)
+    bool matched = regexec(&d->re, line, 2, m, 0) == 0;
+    run_power_line(d->power, line, matched);
+    if (!matched)
         return 0;
     regmatch_t g = d->re.re_nsub >= 1 && m[1].rm_so >= 0 ? m[1] : m[0];
     size_t n = (size_t)(g.rm_eo - g.rm_so);
@@ -294,14 +302,18 @@ static int run_try(driver *d, int64_t rec, int64_t try_no, run_history_row *row,
     if ((rc = run_meter_start(d->meter, err)) < 0)
         goto out;
     metered = true;
+    if ((rc = run_power_try_begin(d->power, d->bso, d->meter, &s->tid, d->has_re, err)) < 0)
+        goto out;
     if ((rc = run_child_spawn(c, argv, envp, log, err)) < 0) {
         fprintf(log, "zbso run: %s\n", err->msg);
         goto out;
     }
     spawned = true;
 
-    while (r == 0 && !interrupted)
+    while (r == 0 && !interrupted) {
         r = run_child_read(c, 100, d->has_re ? on_line : NULL, s, err);
+        run_power_tick(d->power);
+    }
     if (r < 0 || r == 3 || interrupted) {
         run_child_stop(c, d->o->grace_s, NULL);
         if (r == 3) {
@@ -365,6 +377,7 @@ out:
         }
         if (spawned && !c->exited)
             run_child_stop(c, d->o->grace_s, NULL);
+        run_power_try_end(d->power);
     }
     if (log != NULL)
         fclose(log);
@@ -473,7 +486,7 @@ int run_main(const run_options *o, zbso_err *err)
                                   run_meter_gpu_model(d->meter), err)) < 0)
         goto out;
     d->job = d->jf.spec;
-    if ((rc = prepare(d, err)) < 0)
+    if ((rc = prepare(d, err)) < 0 || (rc = run_power_open(o, &d->job, &d->power, err)) < 0)
         goto out;
     rc = o->server_url != NULL ? run_bso_http_open(o->server_url, &d->bso, err)
                                : run_bso_embedded_open(o->db_path, &d->bso, err);
@@ -504,6 +517,7 @@ out:
     }
     if (d != NULL) {
         run_history_close(&d->hist);
+        run_power_close(d->power);
         run_bso_close(d->bso);
         run_meter_free(d->meter);
         if (d->has_re)

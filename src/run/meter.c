@@ -1,5 +1,6 @@
 /* meter.c: time and GPU energy of one try for `zbso run --metric-regex`, as cumulative
- * sums of one zbso_monitor window per epoch; time only (energy 0) with --no-gpu. */
+ * sums of one zbso_monitor window per epoch; time only (energy 0) with --no-gpu; and the
+ * windows of power-limit time slices. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,4 +98,29 @@ int run_meter_lap(run_meter *m, bool restart, double *time_s, double *energy_j,
     *time_s = m->time_s;
     *energy_j = m->energy_j;
     return restart ? begin(m, err) : 0;
+}
+
+int run_meter_window_begin(run_meter *m, const char *name, zbso_err *err)
+{
+    if (m->mon == NULL)
+        return err_set(err, ZBSO_EBADOP, "no GPU is measured (--no-gpu)");
+    if (zbso_monitor_begin_window(m->mon, name) < 0)
+        return err_set(err, ZBSO_ERUNTIME, "GPU monitor: %s", zbso_monitor_errmsg(m->mon));
+    return 0;
+}
+
+int run_meter_window_end(run_meter *m, const char *name, bool cancel, double *time_s,
+                         double *energy_j, zbso_err *err)
+{
+    zbso_measurement w;
+    if (m->mon == NULL)
+        return err_set(err, ZBSO_EBADOP, "no GPU is measured (--no-gpu)");
+    int rc = zbso_monitor_end_window(m->mon, name, &w);
+    if (cancel)
+        return 0;
+    if (rc < 0)
+        return err_set(err, ZBSO_ERUNTIME, "GPU monitor: %s", zbso_monitor_errmsg(m->mon));
+    *time_s = w.time_s;
+    *energy_j = w.total_energy_j;
+    return 0;
 }

@@ -10,6 +10,9 @@
 #include "util/err.h"
 
 #define RUN_DEFAULT_SEED 123456   /* seed 004's default */
+
+/* --power-limit (SPEC §7.1). */
+enum run_pl_mode { RUN_PL_NONE = 0, RUN_PL_JIT = 1, RUN_PL_MAX = 2, RUN_PL_OBSERVE = 3 };
 #define RUN_DEFAULT_GRACE_S 10.0  /* SIGTERM -> SIGKILL */
 
 typedef struct run_options {
@@ -25,6 +28,13 @@ typedef struct run_options {
     bool has_seed;             /* --seed given: overrides job.json's "seed" */
     uint64_t seed;
     bool no_gpu;               /* measure time only, energy 0, no NVML */
+    int power_limit;           /* enum run_pl_mode; RUN_PL_NONE sets nothing */
+    const char *progress_regex; /* zero-code mode's progress counter; NULL: none */
+    int64_t pl_step_w;         /* W between the limits of time slices (25) */
+    int64_t pl_warmup_s;       /* seconds each limit is warmed up (2) ... */
+    int64_t pl_hold_s;         /* ... and then measured (8) */
+    int64_t profile_warmup;    /* client mode: ZEUS_PROFILE_PARAMS (10, 40) */
+    int64_t profile_measure;
     char *const *argv;         /* the training command, NULL-terminated, argv[0] non-NULL */
 } run_options;
 

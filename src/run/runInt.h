@@ -25,6 +25,12 @@ typedef struct run_bso_ops {
     int (*report)(run_bso *b, const zbso_training_result *r, zbso_report_response *out,
                   zbso_err *err);
     int (*end_trial)(run_bso *b, const zbso_trial_id *t, zbso_err *err);
+    /* The job's power-limit profile of a batch size (SPEC §6.1): get answers
+     * ZBSO_ENOTFOUND when there is none; put stores p (replacing). */
+    int (*profile_get)(run_bso *b, const char *job_id, int64_t batch_size,
+                       zbso_power_profile *out, zbso_err *err);
+    int (*profile_put)(run_bso *b, const char *job_id, const zbso_power_profile *p,
+                       zbso_err *err);
     void (*close)(run_bso *b);
 } run_bso_ops;
 struct run_bso {
@@ -152,6 +158,40 @@ int run_meter_start(run_meter *m, zbso_err *err);
  * opened so measuring continues, otherwise measuring ends. ZBSO_ERUNTIME on failure. */
 int run_meter_lap(run_meter *m, bool restart, double *time_s, double *energy_j,
                   zbso_err *err);
+/* A window of its own beside the epoch's (a power limit's time slice, §7.1): begin opens
+ * name; end closes it and gives its time and energy (cancel: only closes). Needs the GPUs
+ * (ZBSO_EBADOP with --no-gpu); ZBSO_ERUNTIME when the monitor fails. */
+int run_meter_window_begin(run_meter *m, const char *name, zbso_err *err);
+int run_meter_window_end(run_meter *m, const char *name, bool cancel, double *time_s,
+                         double *energy_j, zbso_err *err);
+
+/* ---- power limits (power.c, SPEC §7.1) ----------------------------------------------- */
+typedef struct run_power run_power;
+struct run_options;
+
+/* Opens the GPUs' actuator for o->power_limit (*out NULL for RUN_PL_NONE), with job's
+ * eta for ZeusCost. ZBSO_EINVAL (--no-gpu, a bad --progress-regex), or pw_open's codes. */
+int run_power_open(const struct run_options *o, const zbso_job_spec *job, run_power **out,
+                   zbso_err *err);
+/* Puts the limits back (as they were at open) and frees p; NULL is a no-op. */
+void run_power_close(run_power *p);
+/* A client-mode command's "ZBSO_POWER_LIMIT=..." and "ZEUS_PROFILE_PARAMS=W,P" (both ""
+ * when p is NULL), each at most cap bytes. */
+void run_power_env(const run_power *p, char *mode, char *params, size_t cap);
+/* Before trial tid's command starts: max sets the highest limit; in zero-code mode jit and
+ * observe use the job's profile of the batch size (its optimum set at once) or begin
+ * profiling by time slices (with --progress-regex; else a message, once). Returns 0 or
+ * the actuator's error (ZBSO_EPERM). NULL p: 0. */
+int run_power_try_begin(run_power *p, run_bso *b, run_meter *m, const zbso_trial_id *tid,
+                        bool zero_code, zbso_err *err);
+/* Each line of the command's output (progress), with epoch_end for a metric line. */
+void run_power_line(run_power *p, const char *line, bool epoch_end);
+/* Advances the time slices (one step per second); problems stop profiling with a
+ * message, never the try. */
+void run_power_tick(run_power *p);
+/* After the command ended, however: puts back the limits that differ from those at open,
+ * saying so. */
+void run_power_try_end(run_power *p);
 
 /* ---- the log directory (history.c) ---------------------------------------------------- */
 #define RUN_PATH_MAX 4096
