@@ -1,7 +1,13 @@
 """test_migrate.py: `zbso migrate` and the schema check of `zbso serve` (SPEC §4): --sql
 touches no database, an older schema is refused with a message naming `zbso migrate`,
-migrating (or serve --migrate) fixes it, unsupported URL schemes name the supported ones.
-On the backend of $ZBSO_TEST_BACKEND (a SQLite file or a fresh PostgreSQL database)."""
+migrating (or serve --migrate) fixes it, a newer schema and a database of someone else's
+tables are refused, unsupported URL schemes name the supported ones. On the backend of
+$ZBSO_TEST_BACKEND (a SQLite file, or a fresh PostgreSQL or MariaDB database).
+
+MariaDB's schema history starts at its latest version, 1: there is no older MariaDB schema
+to refuse or upgrade, so the tests of older versions with data in them (OlderVersions) run
+on SQLite and PostgreSQL, and MariaDB runs FirstVersion instead: an empty database (version
+0) migrated to 1, and `zbso migrate --sql`'s output applied by the mariadb client."""
 
 import os
 import sqlite3
@@ -9,17 +15,19 @@ import subprocess
 import tempfile
 import unittest
 
-from zbsoserver import ZBSO_BIN, Server, clean_env, job_spec, new_database, run_cli
+from zbsoserver import BACKEND, ZBSO_BIN, Server, clean_env, job_spec, new_database, run_cli
 
 SCHEMA_TABLES = {"jobs", "trials", "arms"}
 # The schema version before trials.request_key (the idempotency keys), per backend.
 PREVIOUS_VERSION = {"sqlite": 3, "postgresql": 2}
 # The schema version before jobs.updated_at and the reports table (curve points).
 BEFORE_CURVES = {"sqlite": 4, "postgresql": 3}
-LATEST_VERSION = {"sqlite": 5, "postgresql": 4}
+LATEST_VERSION = {"sqlite": 5, "postgresql": 4, "mysql": 1}
 
 
-class MigrateTest(unittest.TestCase):
+class MigrateCase(unittest.TestCase):
+    """A fresh database of the backend per test, and ways to touch it behind zbso's back."""
+
     def setUp(self):
         tmp = tempfile.TemporaryDirectory(prefix="zbso-mig-")
         self.addCleanup(tmp.cleanup)
@@ -31,7 +39,7 @@ class MigrateTest(unittest.TestCase):
     def assert_untouched(self):
         """Nothing was written: no file in the directory, no SQLite file, no table."""
         self.assertEqual(os.listdir(self.tmp), [])
-        if self.database.kind == "postgresql":
+        if self.database.kind != "sqlite":
             self.assertEqual(self.database.tables(), [])
 
     def serve_once(self, *args):
@@ -43,6 +51,29 @@ class MigrateTest(unittest.TestCase):
         except subprocess.TimeoutExpired as e:
             self.fail(f"serve kept running on an old schema: {e.stdout!r}")
 
+    def write_sql(self, sql):
+        """Runs sql on the test's database, behind zbso's back."""
+        if self.database.kind == "postgresql":
+            self.database.psql(sql)
+            return
+        if self.database.kind == "mysql":
+            self.database.sql(sql)
+            return
+        conn = sqlite3.connect(self.database.path)
+        try:
+            conn.executescript(sql)
+        finally:
+            conn.close()
+
+    def set_version(self, version):
+        """Writes schema version into the database, as a zbso of that version would."""
+        if self.database.kind == "sqlite":
+            self.write_sql(f"PRAGMA user_version = {version};")
+        else:
+            self.write_sql(f"UPDATE zbso_schema SET version = {version};")
+
+
+class MigrateTest(MigrateCase):
     def test_sql_prints_schema_and_touches_nothing(self):
         r = run_cli(["migrate", "--sql"], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -64,6 +95,77 @@ class MigrateTest(unittest.TestCase):
                 self.assertNotEqual(rest.stdout, full.stdout)
                 self.assert_untouched()
 
+    def test_newer_schema_refused(self):
+        """A database of a newer zbso (its schema version past this binary's) is refused
+        by serve and by migrate, naming both versions, and left as it was."""
+        latest = LATEST_VERSION[self.database.kind]
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.set_version(latest + 1)
+        before = self.database.snapshot()
+        r = self.serve_once()
+        self.assertNotEqual(r.returncode, 0)
+        self.assertNotIn("listening", r.stdout)
+        want = f"has schema version {latest + 1}, newer than this binary's {latest}"
+        self.assertIn(want, r.stderr)
+        self.assertIn("use a newer zbso", r.stderr)
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn(want, r.stderr)
+        self.assertEqual(self.database.snapshot(), before)
+
+    def test_foreign_tables_refused(self):
+        """A database that holds tables but no zbso schema is someone else's: serve and
+        migrate refuse it and create nothing in it."""
+        self.write_sql("CREATE TABLE other (x INTEGER);")
+        r = self.serve_once()
+        self.assertNotEqual(r.returncode, 0)
+        self.assertNotIn("listening", r.stdout)
+        self.assertIn("holds tables but no zbso schema", r.stderr)
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn("holds tables but no zbso schema", r.stderr)
+        self.assertEqual(self.database.tables(), ["other"])
+
+    def test_new_database_created_by_serve(self):
+        srv = Server(tmpdir=self.tmp, db_name="fresh.db")
+        self.addCleanup(srv.close)
+        self.assertEqual(srv.db.tables() if srv.db.kind != "sqlite" else [], [])
+        srv.start()
+        if srv.db.kind == "sqlite":
+            self.assertTrue(os.path.exists(os.path.join(self.tmp, "fresh.db")))
+        self.assertEqual(SCHEMA_TABLES - set(srv.db.tables()), set())
+        self.assertEqual(srv.request("POST", "/jobs", body=job_spec(job_id="itest-n")).status,
+                         201)
+        self.assertEqual([j["job_id"] for j in srv.rows("jobs")], ["itest-n"])
+
+    def test_unsupported_scheme_names_supported_ones(self):
+        url = "mssql+pyodbc://u:p@localhost/zeus"
+        for args in (["migrate", "--db", url], ["migrate", "--sql", "--db", url],
+                     ["serve", "--port", "0", "--db", url]):
+            with self.subTest(" ".join(args[:2])):
+                r = run_cli(args, cwd=self.tmp, timeout=30)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("mssql+pyodbc", r.stderr)
+                self.assertIn("sqlite:///", r.stderr)
+                self.assertIn("postgresql://", r.stderr)
+        self.assertEqual(os.listdir(self.tmp), [])
+
+    def test_bad_versions(self):
+        for args, word in ((["migrate", "--to", "x"], "'x'"),
+                           (["migrate", "--to", "-1"], "'-1'"),
+                           (["migrate", "--to", "999", "--db", self.url], "999"),
+                           (["migrate", "--from", "1"], "--from")):
+            with self.subTest(" ".join(args)):
+                r = run_cli(args, cwd=self.tmp)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(word, r.stderr)
+        self.assert_untouched()
+
+
+class OlderVersions:
+    """SQLite and PostgreSQL: databases at older versions, with data in them."""
+
     def test_old_schema_refused_then_migrated(self):
         r = run_cli(["migrate", "--to", "1", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -84,17 +186,6 @@ class MigrateTest(unittest.TestCase):
         # Migrating a current database again is a no-op that succeeds.
         r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
-
-    def write_sql(self, sql):
-        """Runs sql on the test's database, behind zbso's back."""
-        if self.database.kind == "postgresql":
-            self.database.psql(sql)
-            return
-        conn = sqlite3.connect(self.database.path)
-        try:
-            conn.executescript(sql)
-        finally:
-            conn.close()
 
     def test_previous_version_keeps_its_data_and_gains_request_key(self):
         """A database one version behind (before trials.request_key) with a job and a trial
@@ -223,39 +314,57 @@ class MigrateTest(unittest.TestCase):
         srv.start()
         self.assertTrue(srv.healthy())
 
-    def test_new_database_created_by_serve(self):
-        srv = Server(tmpdir=self.tmp, db_name="fresh.db")
+
+class FirstVersion:
+    """MariaDB: what its schema history has, version 0 (an empty database) to 1."""
+
+    def test_empty_database_migrated_to_1(self):
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("schema version 0 -> 1", r.stdout + r.stderr)
+        self.assertEqual(SCHEMA_TABLES - set(self.database.tables()), set())
+        self.assertEqual(self.database.rows("zbso_schema"), [{"version": 1}])
+        # Again: nothing to do, nothing changed.
+        before = self.database.snapshot()
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("schema version 1 -> 1", r.stdout + r.stderr)
+        self.assertEqual(self.database.snapshot(), before)
+        srv = Server(tmpdir=self.tmp, database=self.database)
         self.addCleanup(srv.close)
-        self.assertEqual(srv.db.tables() if srv.db.kind == "postgresql" else [], [])
         srv.start()
-        if srv.db.kind == "sqlite":
-            self.assertTrue(os.path.exists(os.path.join(self.tmp, "fresh.db")))
-        self.assertEqual(SCHEMA_TABLES - set(srv.db.tables()), set())
-        self.assertEqual(srv.request("POST", "/jobs", body=job_spec(job_id="itest-n")).status,
-                         201)
-        self.assertEqual([j["job_id"] for j in srv.rows("jobs")], ["itest-n"])
+        self.assertEqual(srv.request("POST", "/jobs", body=job_spec()).status, 201)
+        self.assertEqual(srv.terminate(), 0)
+        # --to 1 is the latest; --to 2 does not exist and touches nothing.
+        r = run_cli(["migrate", "--to", "2", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("2", r.stderr)
+        self.assertEqual([j["job_id_prefix"] for j in self.database.rows("jobs")], ["itest"])
 
-    def test_unsupported_scheme_names_supported_ones(self):
-        for args in (["migrate", "--db", "mysql://u:p@localhost/zeus"],
-                     ["migrate", "--sql", "--db", "mysql://u:p@localhost/zeus"],
-                     ["serve", "--port", "0", "--db", "mysql://u:p@localhost/zeus"]):
-            with self.subTest(" ".join(args[:2])):
-                r = run_cli(args, cwd=self.tmp, timeout=30)
-                self.assertEqual(r.returncode, 2, r.stderr)
-                self.assertIn("mysql", r.stderr)
-                self.assertIn("sqlite:///", r.stderr)
-        self.assertEqual(os.listdir(self.tmp), [])
-
-    def test_bad_versions(self):
-        for args, word in ((["migrate", "--to", "x"], "'x'"),
-                           (["migrate", "--to", "-1"], "'-1'"),
-                           (["migrate", "--to", "999", "--db", self.url], "999"),
-                           (["migrate", "--from", "1"], "--from")):
-            with self.subTest(" ".join(args)):
-                r = run_cli(args, cwd=self.tmp)
-                self.assertEqual(r.returncode, 2, r.stderr)
-                self.assertIn(word, r.stderr)
+    def test_sql_applied_by_the_client_is_the_schema(self):
+        """`zbso migrate --sql` (from 0) run by the mariadb client makes the schema zbso
+        expects: migrate then finds version 1 and the server starts on it."""
+        r = run_cli(["migrate", "--sql", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("GET_LOCK", r.stdout)
         self.assert_untouched()
+        self.database.sql(r.stdout)
+        self.assertEqual(self.database.rows("zbso_schema"), [{"version": 1}])
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("schema version 1 -> 1", r.stdout + r.stderr)
+        srv = Server(tmpdir=self.tmp, database=self.database)
+        self.addCleanup(srv.close)
+        srv.start()
+        self.assertEqual(srv.request("POST", "/jobs", body=job_spec()).status, 201)
+        # --sql --from 1: nothing left to create.
+        r = run_cli(["migrate", "--sql", "--from", "1", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("CREATE TABLE", r.stdout)
+
+
+class VersionsTest(MigrateCase, FirstVersion if BACKEND == "mysql" else OlderVersions):
+    """The version tests of this backend's schema history."""
 
 
 if __name__ == "__main__":
