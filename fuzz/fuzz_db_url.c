@@ -3,7 +3,8 @@
  * (USER and PASSWORD stand for ZEUS_BSO_DB_USER / ZEUS_BSO_DB_PASSWORD). Runs
  * store_backend_for_url (a memory:// URL is also opened and closed), config_redact_url (the
  * URL in the start-up log) and pgurl_parse / pgurl_mask (the PostgreSQL backend's URL).
- * Checks that a backend is picked for the supported prefixes and named after the scheme,
+ * Checks that a backend is picked for the supported prefixes and named after the scheme
+ * (mariadb:// is the mysql backend),
  * that a refusal names the supported schemes; that the redacted URL is pgurl_mask's text
  * cut to fit its buffer; that a parsed PostgreSQL URL picks the postgresql backend, has
  * unique keywords with NUL-terminated values inside the struct, gets USER/PASSWORD only
@@ -20,7 +21,10 @@
 
 /* Prefixes that must pick a backend (SPEC §4, and memory:// for tests). */
 static const char *const known[] = {"sqlite:///", "sqlite+aiosqlite:///", "postgresql://",
-                                    "postgresql+asyncpg://", "memory://"};
+                                    "postgresql+asyncpg://", "mysql://", "mysql+asyncmy://",
+                                    "mysql+aiomysql://", "mysql+pymysql://", "mysql+mysqldb://",
+                                    "mysql+mysqlconnector://", "mariadb://",
+                                    "mariadb+mariadbconnector://", "memory://"};
 
 static bool starts_with(const char *s, const char *prefix)
 {
@@ -42,8 +46,10 @@ static void check_backend(const char *url)
     }
     FUZZ_CHECK(b->name != NULL && b->open != NULL && b->close != NULL && b->exec != NULL);
     /* "sqlite" for sqlite:/// and sqlite+aiosqlite:///, "postgresql" for postgresql:// and
-     * postgresql+asyncpg://, "memory" for memory://. */
-    FUZZ_CHECK(starts_with(url, b->name));
+     * postgresql+asyncpg://, "mysql" for mysql[+driver]:// and mariadb[+driver]://,
+     * "memory" for memory://. */
+    FUZZ_CHECK(starts_with(url, b->name) ||
+               (strcmp(b->name, "mysql") == 0 && starts_with(url, "mariadb")));
     if (strcmp(b->name, "memory") == 0) {
         store *st = NULL;
         FUZZ_CHECK(store_open(url, NULL, &st, &err) == 0 && st != NULL);

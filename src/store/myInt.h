@@ -18,10 +18,10 @@
 /* Serializes schema changes between processes (replicas starting together on an empty
  * database create the schema once). A named lock belongs to the session, not to the
  * transaction: DDL commits implicitly on MySQL, and the lock outlives those commits.
- * Waits up to 60 s; the engine checks that the answer is 1 and releases it after the
- * unit. */
-#define MY_SCHEMA_LOCK_SQL "SELECT GET_LOCK('zbso_schema', 60)"
-#define MY_SCHEMA_UNLOCK_SQL "SELECT RELEASE_LOCK('zbso_schema')"
+ * Waits up to 60 s; my_schema_unit checks that the answer is 1, and the engine releases
+ * the lock when the unit ends (my_txn.schema_locked). */
+#define MY_SCHEMA_LOCK_SQL "SELECT GET_LOCK('zbso_schema', 60);"
+#define MY_SCHEMA_UNLOCK_SQL "SELECT RELEASE_LOCK('zbso_schema');"
 #define MY_SHOWN_MAX 256          /* bytes of the masked URL kept for messages */
 
 /* Prepared statements: mysql_ops.c holds their SQL (my_stmts), a connection prepares
@@ -81,6 +81,9 @@ static inline const my_value *my_cell(const my_rows *r, size_t row, size_t col)
 typedef struct my_conn {
     MYSQL *db;
     MYSQL_STMT *stmts[MS_COUNT];
+    /* The COMMIT or ROLLBACK that ended the last unit is sent, its result not read yet:
+     * nobody waits on the end of a read unit or of a failed one. */
+    bool end_pending;
     struct my_conn *next_free;
 } my_conn;
 
@@ -102,12 +105,14 @@ typedef struct my_txn {
     store_txn base;
     my_store *st;
     my_conn *c;
+    bool aborted;                /* a statement failed: the unit cannot commit */
     bool broken;                 /* the connection is lost */
     bool retry;                  /* running the unit again may succeed */
     bool rolled_back;            /* MySQL rolled the transaction back (deadlock) */
     bool begun;                  /* the transaction has started on the server */
     bool stale;                  /* the connection was found lost by the first statement,
                                   * before anything of the unit ran on the server */
+    bool schema_locked;          /* holds MY_SCHEMA_LOCK_SQL's lock: released at the end */
     zbso_err first;              /* the first failure, for a unit that carries on */
     /* The last id that job_get found missing: an insert of it that meets a row means
      * another transaction committed the job meanwhile, and a rerun will see it. */
@@ -128,8 +133,8 @@ typedef struct my_schema_arg {
     void *ctx;
 } my_schema_arg;
 
-/* Unit of work (arg: my_schema_arg), run with the schema lock held (the engine takes it
- * before and releases it after): reads the schema version and whether tables other than
+/* Unit of work (arg: my_schema_arg): takes the schema lock (released by the engine when
+ * the unit ends), reads the schema version and whether tables other than
  * zbso's exist, asks the plan and applies the steps up to its answer. Returns 0, the
  * plan's code, or the translated failure of the step that failed. */
 int my_schema_unit(store_txn *t, void *arg, zbso_err *err);
@@ -153,8 +158,11 @@ int my_errno_code(unsigned errnum, const char **cause);
 
 /* Records a failed statement in t and err with my_errno_code's code and cause, the
  * error number and SQLSTATE; a lost connection marks t broken, a deadlock or lock wait
- * timeout marks t for a rerun (a deadlock also rolled the transaction back). msg and
- * errnum come from the connection or the statement that failed. Returns the code. */
+ * timeout marks t for a rerun. Any failure but a duplicate key (1062, after which MySQL
+ * rolls back the statement only, as an insert that does nothing on PostgreSQL) marks t
+ * aborted: the unit's later statements get the first failure again and it cannot
+ * commit, as on PostgreSQL. msg and errnum come from the connection or the statement
+ * that failed. Returns the code. */
 int my_txn_fail(my_txn *t, unsigned errnum, const char *sqlstate, const char *msg,
                 const char *what, const char *job_id, zbso_err *err);
 

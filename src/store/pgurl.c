@@ -77,23 +77,6 @@ static bool decoded_equals(const char *s, size_t n, const char *word)
     return word[w] == '\0';
 }
 
-/* The parts of what follows "scheme://", as pointers into the URL; each part ends where
- * the next begins. The grammar is SQLAlchemy's (Zeus's URLs are written for it): a user
- * runs to the first ':', '/', '?' or '@'; a password to the first '@' after its ':' and
- * may hold '/', '?' and ':' but not '@'; host[:port] runs to the first '/' or '?'; then
- * /dbname, then ?query. Both parsing and masking split here, so a message never shows
- * what the parser took for a password. */
-typedef struct url_parts {
-    const char *user, *user_end;     /* NULL when there is no "...@" */
-    const char *pw, *pw_end;         /* NULL when there is no ":password" */
-    const char *host, *host_end;     /* host[:port] */
-    const char *path, *path_end;     /* after the '/', or NULL */
-    const char *query, *end;         /* after the '?', or NULL */
-    /* Without "...@", a port that is not 1-5 digits: masked too, since a password whose
-     * "@host" was left out reads as one ("postgresql://user:secret/db"). */
-    const char *odd_port, *odd_port_end;
-} url_parts;
-
 /* True when [s, s + n) is 1 to 5 digits, which a message may show as a port. */
 static bool plain_port(const char *s, size_t n)
 {
@@ -103,7 +86,7 @@ static bool plain_port(const char *s, size_t n)
     return ok;
 }
 
-static void split(const char *p, const char *end, url_parts *u)
+void pgurl_split(const char *p, const char *end, pgurl_parts *u)
 {
     memset(u, 0, sizeof *u);
     u->end = end;
@@ -129,8 +112,20 @@ static void split(const char *p, const char *end, url_parts *u)
     while (p < end && *p != '/' && *p != '?')
         p++;
     u->host_end = p;
-    if (at == NULL && u->host < p && *u->host != '[') {
-        const char *colon = memchr(u->host, ':', (size_t)(p - u->host));
+    /* After "...@", more '@' before the host's end: what lies before the last one may be
+     * the rest of a password with an unescaped '@' ("user:p@ss@host"), or a password after
+     * a user name with one ("user@server:secret@host"). */
+    const char *host = u->host, *last_at = NULL;
+    for (s = host; at != NULL && s < p; s++)
+        if (*s == '@')
+            last_at = s;
+    if (last_at != NULL && last_at > host) {
+        u->odd_host = host;
+        u->odd_host_end = last_at;
+        host = last_at + 1;
+    }
+    if (host < p && *host != '[') {
+        const char *colon = memchr(host, ':', (size_t)(p - host));
         if (colon != NULL && !plain_port(colon + 1, (size_t)(p - colon - 1)) && colon + 1 < p) {
             u->odd_port = colon + 1;
             u->odd_port_end = p;
@@ -148,14 +143,24 @@ static void split(const char *p, const char *end, url_parts *u)
 
 static const char *keyword(const char *s, size_t n);
 
+/* The query keys of MySQL URLs (myurl.h) that hold no secret. */
+static const char *const my_shown[] = {
+    "charset", "unix_socket", "ssl-mode", "ssl_mode", "ssl_ca", "ssl-ca", "ssl_cert",
+    "ssl-cert", "ssl_key", "ssl-key",
+};
+
 /* True when a message may show the value of query key [s, s + n): a known keyword that
- * is not a password. An unknown key may be a mangled "password", so its value is not. */
+ * is not a password (libpq's, asyncpg's ssl, myurl's). An unknown key may be a mangled
+ * "password", so its value is not. */
 static bool shown_value(const char *s, size_t n)
 {
     const char *kw = keyword(s, n);
-    if (kw == NULL)
-        return decoded_equals(s, n, "ssl");
-    return strcmp(kw, "password") != 0 && strcmp(kw, "sslpassword") != 0;
+    if (kw != NULL)
+        return strcmp(kw, "password") != 0 && strcmp(kw, "sslpassword") != 0;
+    for (size_t i = 0; i < sizeof my_shown / sizeof my_shown[0]; i++)
+        if (decoded_equals(s, n, my_shown[i]))
+            return true;
+    return decoded_equals(s, n, "ssl");
 }
 
 void pgurl_mask(const char *url, char *out, size_t cap)
@@ -173,9 +178,9 @@ void pgurl_mask(const char *url, char *out, size_t cap)
     for (const char *s = url; sep == NULL && s + 2 <= end; s++)
         if (s[0] == '/' && s[1] == '/')
             sep = s;
-    url_parts u;
+    pgurl_parts u;
     if (sep != NULL) {
-        split(sep + 2, end, &u);
+        pgurl_split(sep + 2, end, &u);
     } else {
         /* No "//" at all: mask from the last ':' before the first '@' up to it. */
         memset(&u, 0, sizeof u);
@@ -199,6 +204,12 @@ void pgurl_mask(const char *url, char *out, size_t cap)
             put_str(out, cap, &len, "***");
             p = u.pw_end;
             u.pw = NULL;
+            continue;
+        }
+        if (p == u.odd_host) {
+            put_str(out, cap, &len, "***");
+            p = u.odd_host_end;
+            u.odd_host = NULL;
             continue;
         }
         if (p == u.odd_port) {
@@ -494,8 +505,8 @@ int pgurl_parse(const char *url, const char *user, const char *password, pgurl *
         return fail(out, err, "is not a PostgreSQL URL (postgresql://user:password@host:port/"
                     "dbname, also spelt postgresql+asyncpg://)");
 
-    url_parts parts;
-    split(p, end, &parts);
+    pgurl_parts parts;
+    pgurl_split(p, end, &parts);
     if (parts.user != NULL && parts.user_end > parts.user &&
         (rc = add_decoded(out, "user", parts.user, (size_t)(parts.user_end - parts.user),
                           "user", false, err)) < 0)

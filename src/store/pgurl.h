@@ -40,6 +40,29 @@ int pgurl_parse(const char *url, const char *user, const char *password, pgurl *
 /* The value of keyword key, or NULL when the URL gave none. */
 const char *pgurl_get(const pgurl *u, const char *key);
 
+/* The parts of what follows "scheme://", as pointers into the URL; each part ends where
+ * the next begins. The grammar is SQLAlchemy's (Zeus's URLs are written for it): a user
+ * runs to the first ':', '/', '?' or '@'; a password to the first '@' after its ':' and
+ * may hold '/', '?' and ':' but not '@'; host[:port] runs to the first '/' or '?'; then
+ * /dbname, then ?query. Parsing (pgurl_parse, myurl_parse) and masking (pgurl_mask) all
+ * split here, so a message never shows what a parser took for a password. */
+typedef struct pgurl_parts {
+    const char *user, *user_end;     /* NULL when there is no "...@" */
+    const char *pw, *pw_end;         /* NULL when there is no ":password" */
+    const char *host, *host_end;     /* host[:port] */
+    const char *path, *path_end;     /* after the '/', or NULL */
+    const char *query, *end;         /* after the '?', or NULL */
+    /* After "...@", the host up to the last '@' in it: masked, since it may be the rest
+     * of a password with an unescaped '@' ("user:p@ss@host"). */
+    const char *odd_host, *odd_host_end;
+    /* A port that is not 1-5 digits: masked too, since a password whose "@host" was left
+     * out reads as one ("postgresql://user:secret/db"). */
+    const char *odd_port, *odd_port_end;
+} pgurl_parts;
+
+/* Splits [p, end), the text after "scheme://", into *out. Any bytes; never fails. */
+void pgurl_split(const char *p, const char *end, pgurl_parts *out);
+
 /* Writes url to out (capacity cap >= 1, always NUL-terminated, cut short when longer)
  * with the password after "user:" and every password= query value replaced by "***",
  * and bytes below 0x20 or 0x7f as '?'. Any bytes; for messages and logs. */

@@ -20,12 +20,21 @@ static const struct {
     {"sqlite+aiosqlite:///", &store_sqlite_backend},
     {"postgresql://", &store_postgresql_backend},
     {"postgresql+asyncpg://", &store_postgresql_backend},
+    {"mysql://", &store_mysql_backend},
+    {"mysql+asyncmy://", &store_mysql_backend},
+    {"mysql+aiomysql://", &store_mysql_backend},
+    {"mysql+pymysql://", &store_mysql_backend},
+    {"mysql+mysqldb://", &store_mysql_backend},
+    {"mysql+mysqlconnector://", &store_mysql_backend},
+    {"mariadb://", &store_mysql_backend},
+    {"mariadb+mariadbconnector://", &store_mysql_backend},
     {"memory://", &store_memory_backend},
 };
 
 #define SUPPORTED_SCHEMES                                                                 \
     "sqlite:///path, sqlite+aiosqlite:///path, postgresql://user:password@host:port/db,"   \
-    " postgresql+asyncpg://user:password@host:port/db, memory://"
+    " postgresql+asyncpg://user:password@host:port/db, mysql://user:password@host:port/db"  \
+    " (also mysql+asyncmy, mysql+aiomysql, mysql+pymysql, mariadb), memory://"
 
 /* Returns the backend whose prefix url starts with, or NULL with ZBSO_EINVAL naming the
  * URL's scheme (the text before "://", or the whole URL when it has none). */

@@ -11,6 +11,10 @@ extern const store_backend store_sqlite_backend;
 /* pg_engine.c: "postgresql://..." and "postgresql+asyncpg://...", shared by replicas. */
 extern const store_backend store_postgresql_backend;
 
+/* mysql_engine.c: "mysql://...", "mysql+asyncmy://...", "mariadb://..." and the other
+ * spellings of myurl.h, shared by replicas. */
+extern const store_backend store_mysql_backend;
+
 /* memory.c: "memory://", process memory, for tests and the simulator. */
 extern const store_backend store_memory_backend;
 

@@ -261,6 +261,18 @@ static void test_mask(void **state)
     assert_string_equal(out, "postgresql://zeus:***@db.example.com/zeus");
     pgurl_mask("x:@y", out, sizeof out);
     assert_string_equal(out, "x:***@y");
+    /* a second '@' (unescaped in a password or a user name): up to the last is masked */
+    pgurl_mask("postgresql://u:p@ss@h/d", out, sizeof out);
+    assert_string_equal(out, "postgresql://u:***@***@h/d");
+    pgurl_mask("postgresql://u@srv:secret@h:5432/d", out, sizeof out);
+    assert_string_equal(out, "postgresql://u@***@h:5432/d");
+    /* a port that is not 1-5 digits, also after "...@" */
+    pgurl_mask("postgresql://u:pw@h:abc/d", out, sizeof out);
+    assert_string_equal(out, "postgresql://u:***@h:***/d");
+    /* MySQL URLs' settings (myurl.h) are no secrets */
+    pgurl_mask("mysql://u:pw@h/d?charset=x&unix_socket=/s&ssl-mode=y&ssl_key=/k", out,
+               sizeof out);
+    assert_string_equal(out, "mysql://u:***@h/d?charset=x&unix_socket=/s&ssl-mode=y&ssl_key=/k");
 }
 
 /* Every prefix and a sample of byte flips of some URLs parse or fail cleanly, and no

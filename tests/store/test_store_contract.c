@@ -2094,9 +2094,17 @@ static void test_urls(void **state)
                         "postgresql");
     assert_string_equal(store_backend_for_url("postgresql+asyncpg://h/d", &err)->name,
                         "postgresql");
-    assert_int_equal(store_open("mysql://x/y", NULL, &st, &err), ZBSO_EINVAL);
+    assert_non_null(strstr(err.msg, "mysql://"));
+    static const char *const mysql_urls[] = {
+        "mysql://u:p@h:1/d", "mysql+asyncmy://me:secret@localhost:3306/Zeus",
+        "mysql+aiomysql://h/d", "mysql+pymysql://h/d", "mysql+mysqldb://h/d",
+        "mysql+mysqlconnector://h/d", "mariadb://h/d", "mariadb+mariadbconnector://h/d"};
+    for (size_t i = 0; i < sizeof mysql_urls / sizeof mysql_urls[0]; i++)
+        assert_string_equal(store_backend_for_url(mysql_urls[i], &err)->name, "mysql");
+    assert_int_equal(store_open("oracle://x/y", NULL, &st, &err), ZBSO_EINVAL);
     assert_null(st);
-    assert_non_null(strstr(err.msg, "\"mysql\""));
+    assert_non_null(strstr(err.msg, "\"oracle\""));
+    assert_null(store_backend_for_url("mysqlx://h/d", &err));
     assert_null(store_backend_for_url("zbso.db", &err));
     assert_non_null(strstr(err.msg, "zbso.db"));
     assert_string_equal(store_backend_for_url("sqlite:///x.db", &err)->name, "sqlite");

@@ -1,0 +1,1380 @@
+/* test_my_store.c: what only the MySQL/MariaDB backend has to prove, against the real
+ * server that tests/mysql/with_mysql.sh runs around this program, as test_pg_store.c does
+ * for PostgreSQL: row locks that serialize units on one job across stores (replicas), no
+ * duplicate trial numbers, one registration winner, reruns after an insert race, a
+ * deadlock and a lock wait timeout, job ids byte for byte, schema creation, refusal,
+ * finishing a step cut short and creation by three stores at once, user/password
+ * handling, the durability warnings, storage faults (the error table, and a server that
+ * turns read-only: ZBSO_EUNAVAIL, store_health, refused at open, then recovered),
+ * infinities, and ZBSO_EUNAVAIL while the server is down with recovery once it is back.
+ * Each case works on a fresh database; the outage case stops and restarts the server, so
+ * it runs last. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/rng.h"
+#include "core/spec.h"
+#include "my_fresh.h"
+#include "service/service.h"
+#include "store/myInt.h"
+#include "store/store.h"
+
+static char g_url[512];       /* the current case's fresh database */
+static char g_name[32];
+static int g_n_dbs;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* Creates the case's database (empty, no schema). */
+static int fresh(void **state)
+{
+    snprintf(g_name, sizeof g_name, "mystore_%d", g_n_dbs++);
+    return my_fresh_db(g_name, g_url, sizeof g_url);
+}
+
+static store *open_store(const store_options *opt)
+{
+    store *st = NULL;
+    zbso_err err = {0};
+    store_options def = {.create_if_empty = true};
+    int rc = store_open(g_url, opt != NULL ? opt : &def, &st, &err);
+    if (rc != 0)
+        fail_msg("store_open = %d: %s", rc, err.msg);
+    return st;
+}
+
+/* The integer in the first column of the first row of sql on the case's database. */
+static long long query_int(const char *sql)
+{
+    return my_query_int(g_name, sql);
+}
+
+static void make_job(zbso_job *j, const char *id)
+{
+    memset(j, 0, sizeof *j);
+    spec_defaults(&j->spec);
+    snprintf(j->spec.job_id, sizeof j->spec.job_id, "%s", id);
+    j->spec.n_batch_sizes = 3;
+    j->spec.batch_sizes[0] = 8;
+    j->spec.batch_sizes[1] = 16;
+    j->spec.batch_sizes[2] = 32;
+    j->spec.default_batch_size = 16;
+    j->min_cost_batch_size = 16;
+    j->exp_default_batch_size = 16;
+    rng_seed_u64(&j->rng, 7);
+    j->revision = 1;
+}
+
+static int u_insert(store_txn *t, void *arg, zbso_err *err)
+{
+    return store_job_insert(t, arg, err);
+}
+
+typedef struct get_arg {
+    const char *id;
+    zbso_job job;
+} get_arg;
+
+static int u_get(store_txn *t, void *arg, zbso_err *err)
+{
+    get_arg *a = arg;
+    return store_job_get(t, a->id, false, &a->job, err);
+}
+
+/* ---- row locks ---- */
+
+typedef struct lock_case {
+    store *st_a, *st_b;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool a_locked;
+    double a_fn_end;             /* when A's unit finished its work, before its COMMIT */
+    double b_got;                /* when B's job_get returned */
+    int64_t a_wrote, b_saw;      /* num_trials A stored, and what B then read */
+    int rc_a, rc_b;
+} lock_case;
+
+/* Takes the next trial number under the job's row lock; A holds the lock for a while
+ * after telling B to start. */
+static int u_next_trial(store_txn *t, lock_case *c, bool is_a, zbso_err *err)
+{
+    zbso_job j;
+    int rc = store_job_get(t, "locked", true, &j, err);
+    if (rc < 0)
+        return rc;
+    if (is_a) {
+        pthread_mutex_lock(&c->mu);
+        c->a_locked = true;
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        sleep_s(0.4);
+    } else {
+        c->b_got = now_s();
+        c->b_saw = j.num_trials;
+    }
+    j.num_trials++;
+    j.revision++;
+    zbso_trial tr = {.trial_number = j.num_trials, .batch_size = 8, .start_time = 1.0,
+                     .lease_renewed_at = 1.0, .time = NAN, .energy = NAN, .metric = NAN};
+    if ((rc = store_trial_insert(t, "locked", &tr, NULL, err)) < 0 ||
+        (rc = store_job_update(t, &j, err)) < 0)
+        return rc;
+    if (is_a) {
+        c->a_wrote = j.num_trials;
+        c->a_fn_end = now_s();
+    }
+    return 0;
+}
+
+static int u_lock_a(store_txn *t, void *arg, zbso_err *err)
+{
+    return u_next_trial(t, arg, true, err);
+}
+
+static int u_lock_b(store_txn *t, void *arg, zbso_err *err)
+{
+    return u_next_trial(t, arg, false, err);
+}
+
+static void *lock_a_main(void *arg)
+{
+    lock_case *c = arg;
+    zbso_err err = {0};
+    c->rc_a = store_exec(c->st_a, u_lock_a, c, &err);
+    return NULL;
+}
+
+/* Two stores (as two replicas would), one unit each on one job: B's SELECT ... FOR UPDATE
+ * waits until A has committed, then reads A's num_trials, so the trial numbers follow
+ * on. */
+static void test_for_update_serializes_across_stores(void **state)
+{
+    lock_case c = {.rc_a = -100, .rc_b = -100};
+    zbso_err err = {0};
+    zbso_job j;
+    pthread_t th;
+    pthread_mutex_init(&c.mu, NULL);
+    pthread_cond_init(&c.cv, NULL);
+    c.st_a = open_store(NULL);
+    c.st_b = open_store(NULL);
+    make_job(&j, "locked");
+    assert_int_equal(store_exec(c.st_a, u_insert, &j, &err), 0);
+
+    assert_int_equal(pthread_create(&th, NULL, lock_a_main, &c), 0);
+    pthread_mutex_lock(&c.mu);
+    while (!c.a_locked)
+        pthread_cond_wait(&c.cv, &c.mu);
+    pthread_mutex_unlock(&c.mu);
+    double b_start = now_s();
+    c.rc_b = store_exec(c.st_b, u_lock_b, &c, &err);
+    pthread_join(th, NULL);
+
+    assert_int_equal(c.rc_a, 0);
+    assert_int_equal(c.rc_b, 0);
+    assert_int_equal(c.a_wrote, 1);
+    assert_int_equal(c.b_saw, 1);         /* A's committed value, not the 0 before it */
+    assert_true(c.b_got >= c.a_fn_end);   /* B waited for A's whole unit */
+    assert_true(c.b_got - b_start > 0.2); /* ... which held the lock for 0.4 s */
+    assert_int_equal(query_int("SELECT count(DISTINCT trial_number) FROM trials"), 2);
+    assert_int_equal(query_int("SELECT max(trial_number) FROM trials"), 2);
+    assert_int_equal(query_int("SELECT num_trials FROM jobs"), 2);
+    store_close(c.st_a);
+    store_close(c.st_b);
+    pthread_cond_destroy(&c.cv);
+    pthread_mutex_destroy(&c.mu);
+}
+
+/* ---- replicas through the service ---- */
+
+#define N_REPLICAS 3
+#define N_CLIENTS 3              /* threads per replica */
+#define N_NEXT 15                /* batch size requests per thread */
+
+typedef struct next_thread {
+    store *st;
+    const svc_env *env;
+    int64_t numbers[N_NEXT];
+    int failures;
+    char last_err[ZBSO_ERR_MSG_MAX];
+} next_thread;
+
+static void *next_main(void *arg)
+{
+    next_thread *a = arg;
+    for (int i = 0; i < N_NEXT; i++) {
+        zbso_trial_id id;
+        zbso_err err = {0};
+        if (svc_next_batch_size(a->st, a->env, "replicated", NULL, &id, NULL, &err) != 0) {
+            a->failures++;
+            snprintf(a->last_err, sizeof a->last_err, "%s", err.msg);
+            a->numbers[i] = -1;
+        } else {
+            a->numbers[i] = id.trial_number;
+        }
+    }
+    return NULL;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Three stores, three threads each, asking for batch sizes of one job at once: every
+ * trial number from 1 to 135 is issued exactly once, and the job's counters agree. */
+static void test_replicas_issue_unique_trial_numbers(void **state)
+{
+    svc_env env = svc_env_system(0);
+    store *st[N_REPLICAS];
+    next_thread th[N_REPLICAS * N_CLIENTS];
+    pthread_t tid[N_REPLICAS * N_CLIENTS];
+    zbso_job_spec spec, out;
+    zbso_err err = {0};
+    bool created = false;
+    for (int i = 0; i < N_REPLICAS; i++)
+        st[i] = open_store(NULL);
+    spec_defaults(&spec);
+    snprintf(spec.job_id, sizeof spec.job_id, "replicated");
+    snprintf(spec.job_id_prefix, sizeof spec.job_id_prefix, "replicated");
+    snprintf(spec.gpu_model, sizeof spec.gpu_model, "NVIDIA H200");
+    spec.max_power = 700.0;
+    spec.number_of_gpus = 1;
+    spec.n_batch_sizes = 4;
+    for (int i = 0; i < 4; i++)
+        spec.batch_sizes[i] = 8 << i;
+    spec.default_batch_size = 32;
+    spec.has_mab_seed = true;
+    spec.mab_seed = 1;
+    if (spec_validate(&spec, &err) != 0)
+        fail_msg("spec: %s", err.msg);
+    assert_int_equal(svc_register_job(st[0], &env, &spec, &out, &created, NULL, &err), 0);
+    assert_true(created);
+
+    for (int i = 0; i < N_REPLICAS * N_CLIENTS; i++) {
+        th[i] = (next_thread){.st = st[i % N_REPLICAS], .env = &env};
+        assert_int_equal(pthread_create(&tid[i], NULL, next_main, &th[i]), 0);
+    }
+    int64_t all[N_REPLICAS * N_CLIENTS * N_NEXT];
+    size_t n = 0;
+    for (int i = 0; i < N_REPLICAS * N_CLIENTS; i++) {
+        pthread_join(tid[i], NULL);
+        if (th[i].failures != 0)
+            fail_msg("thread %d: %d failures, last: %s", i, th[i].failures, th[i].last_err);
+        for (int k = 0; k < N_NEXT; k++)
+            all[n++] = th[i].numbers[k];
+    }
+    qsort(all, n, sizeof all[0], cmp_i64);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(all[i], (int64_t)i + 1);
+    assert_int_equal(query_int("SELECT count(*) FROM trials"), (long long)n);
+    assert_int_equal(query_int("SELECT num_trials FROM jobs"), (long long)n);
+    /* registered as 1, then one more per dispatched trial */
+    assert_int_equal(query_int("SELECT version FROM jobs"), (long long)n + 1);
+    for (int i = 0; i < N_REPLICAS; i++)
+        store_close(st[i]);
+}
+
+#define N_RACES 12
+
+typedef struct reg_thread {
+    store *st;
+    const svc_env *env;
+    const zbso_job_spec *spec;
+    pthread_barrier_t *start;
+    int rc;
+    bool created;
+    char msg[ZBSO_ERR_MSG_MAX];
+} reg_thread;
+
+static void *reg_main(void *arg)
+{
+    reg_thread *a = arg;
+    zbso_job_spec out;
+    zbso_err err = {0};
+    pthread_barrier_wait(a->start);
+    a->rc = svc_register_job(a->st, a->env, a->spec, &out, &a->created, NULL, &err);
+    snprintf(a->msg, sizeof a->msg, "%s", err.msg);
+    return NULL;
+}
+
+/* Two stores register one job id at the same moment, N_RACES times: with the same spec
+ * exactly one creates it and the other gets the re-registration answer; with different
+ * specs one creates it and the other gets ZBSO_ECONFLICT (409). */
+static void test_register_race(void **state)
+{
+    svc_env env = svc_env_system(0);
+    store *st[2] = {open_store(NULL), open_store(NULL)};
+    pthread_barrier_t start;
+    zbso_err err = {0};
+    for (int round = 0; round < 2 * N_RACES; round++) {
+        bool same = round < N_RACES;
+        zbso_job_spec spec[2];
+        for (int i = 0; i < 2; i++) {
+            spec_defaults(&spec[i]);
+            snprintf(spec[i].job_id, sizeof spec[i].job_id, "race-%d", round);
+            snprintf(spec[i].job_id_prefix, sizeof spec[i].job_id_prefix, "race");
+            snprintf(spec[i].gpu_model, sizeof spec[i].gpu_model, "NVIDIA H200");
+            spec[i].max_power = 700.0;
+            spec[i].number_of_gpus = 1;
+            spec[i].n_batch_sizes = 2;
+            spec[i].batch_sizes[0] = 16;
+            spec[i].batch_sizes[1] = 32;
+            spec[i].default_batch_size = 32;
+            spec[i].max_epochs = same || i == 0 ? 10 : 11;
+            if (spec_validate(&spec[i], &err) != 0)
+                fail_msg("spec: %s", err.msg);
+        }
+        reg_thread th[2];
+        pthread_t tid[2];
+        pthread_barrier_init(&start, NULL, 2);
+        for (int i = 0; i < 2; i++) {
+            th[i] = (reg_thread){.st = st[i], .env = &env, .spec = &spec[i], .start = &start};
+            assert_int_equal(pthread_create(&tid[i], NULL, reg_main, &th[i]), 0);
+        }
+        for (int i = 0; i < 2; i++)
+            pthread_join(tid[i], NULL);
+        pthread_barrier_destroy(&start);
+        int n_created = 0, n_again = 0, n_conflict = 0;
+        for (int i = 0; i < 2; i++) {
+            if (th[i].rc == 0 && th[i].created)
+                n_created++;
+            else if (th[i].rc == 0)
+                n_again++;
+            else if (th[i].rc == ZBSO_ECONFLICT && strstr(th[i].msg, "different configuration"))
+                n_conflict++;
+            else
+                fail_msg("round %d thread %d: %d %s", round, i, th[i].rc, th[i].msg);
+        }
+        assert_int_equal(n_created, 1);
+        assert_int_equal(n_again, same ? 1 : 0);
+        assert_int_equal(n_conflict, same ? 0 : 1);
+    }
+    assert_int_equal(query_int("SELECT count(*) FROM jobs"), 2 * N_RACES);
+    store_close(st[0]);
+    store_close(st[1]);
+}
+
+/* The store-level races behind register. (1) A inserts a job and holds its transaction
+ * open; B's locking read of that id waits for A's commit (InnoDB locks the new row's
+ * key) and finds the job at once. (2) B finds the id missing, then A inserts and commits
+ * it before B inserts: B's insert meets the row (1062), the unit runs again and sees the
+ * job instead of failing with a conflict. */
+typedef struct insert_race {
+    store *st_a;
+    const char *id;
+    bool a_holds;                /* (1): A holds its transaction open after inserting */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool a_inserted;
+    int rc_a;
+    int b_runs;                  /* how many times B's unit ran */
+    bool b_found;                /* B's last run found the job */
+} insert_race;
+
+static int u_race_a(store_txn *t, void *arg, zbso_err *err);
+
+static void *race_a_main(void *arg)
+{
+    insert_race *r = arg;
+    zbso_err err = {0};
+    r->rc_a = store_exec(r->st_a, u_race_a, r, &err);
+    return NULL;
+}
+
+/* Register-like: the job if it exists, else insert it. In (2), B's first run lets A
+ * insert and commit between its read and its insert. */
+static int get_or_insert(store_txn *t, insert_race *r, bool is_a, zbso_err *err)
+{
+    zbso_job j;
+    int rc = store_job_get(t, r->id, true, &j, err);
+    if (!is_a)
+        r->b_runs++;
+    if (rc == 0) {
+        r->b_found = !is_a;
+        return 0;
+    }
+    if (rc != ZBSO_ENOTFOUND)
+        return rc;
+    if (!is_a && !r->a_holds && r->b_runs == 1) {
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, race_a_main, r), 0);
+        pthread_join(th, NULL);
+        assert_int_equal(r->rc_a, 0);
+    }
+    make_job(&j, r->id);
+    if ((rc = store_job_insert(t, &j, err)) < 0)
+        return rc;
+    if (is_a && r->a_holds) {
+        pthread_mutex_lock(&r->mu);
+        r->a_inserted = true;
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+        sleep_s(0.3);
+    }
+    return 0;
+}
+
+static int u_race_a(store_txn *t, void *arg, zbso_err *err)
+{
+    return get_or_insert(t, arg, true, err);
+}
+
+static int u_race_b(store_txn *t, void *arg, zbso_err *err)
+{
+    return get_or_insert(t, arg, false, err);
+}
+
+static void test_insert_race_reruns_the_unit(void **state)
+{
+    insert_race r = {.rc_a = -100, .id = "raced", .a_holds = true};
+    store *st_b = open_store(NULL);
+    zbso_err err = {0};
+    store_stats stats;
+    pthread_t th;
+    r.st_a = open_store(NULL);
+    pthread_mutex_init(&r.mu, NULL);
+    pthread_cond_init(&r.cv, NULL);
+    /* (1) */
+    assert_int_equal(pthread_create(&th, NULL, race_a_main, &r), 0);
+    pthread_mutex_lock(&r.mu);
+    while (!r.a_inserted)
+        pthread_cond_wait(&r.cv, &r.mu);
+    pthread_mutex_unlock(&r.mu);
+    assert_int_equal(store_exec(st_b, u_race_b, &r, &err), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(r.rc_a, 0);
+    assert_int_equal(r.b_runs, 1);
+    assert_true(r.b_found);
+    store_stats_get(st_b, &stats);
+    assert_int_equal(stats.reruns, 0);
+    /* (2) */
+    r.id = "raced-2";
+    r.a_holds = false;
+    r.rc_a = -100;
+    r.b_runs = 0;
+    r.b_found = false;
+    assert_int_equal(store_exec(st_b, u_race_b, &r, &err), 0);
+    assert_int_equal(r.b_runs, 2);
+    assert_true(r.b_found);
+    /* /metrics' zbso_store_reruns_total: B's store ran one unit again, A's none. */
+    store_stats_get(st_b, &stats);
+    assert_int_equal(stats.reruns, 1);
+    store_stats_get(r.st_a, &stats);
+    assert_int_equal(stats.reruns, 0);
+    assert_int_equal(query_int("SELECT count(*) FROM jobs"), 2);
+    /* An insert of an id that the unit did not find missing is a plain conflict. */
+    zbso_job j;
+    make_job(&j, "raced");
+    assert_int_equal(store_exec(st_b, u_insert, &j, &err), ZBSO_ECONFLICT);
+    assert_non_null(strstr(err.msg, "raced"));
+    store_close(r.st_a);
+    store_close(st_b);
+    pthread_cond_destroy(&r.cv);
+    pthread_mutex_destroy(&r.mu);
+}
+
+/* Two units lock two jobs in opposite orders: InnoDB breaks the deadlock by rolling one
+ * back (1213), whose unit then runs again and succeeds; neither caller sees an error. The
+ * rerun waits until the other unit has committed, so that it cannot meet the same
+ * conflict again before the other has its second row (MY_ATTEMPTS runs are a promise of
+ * reruns, not that a rerun racing the same conflict wins). */
+typedef struct deadlock_case {
+    store *st;
+    pthread_barrier_t both_locked;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done[2];                /* the unit's store_exec returned */
+    int runs[2];
+    int rc[2];
+} deadlock_case;
+
+typedef struct deadlock_arg {
+    deadlock_case *c;
+    int who;
+} deadlock_arg;
+
+/* Waits until the other unit's store_exec has returned, 30 s at most (then the case fails
+ * on its counts rather than hanging). */
+static void wait_for_other(deadlock_case *c, int who)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 30;
+    pthread_mutex_lock(&c->mu);
+    while (!c->done[1 - who] && pthread_cond_timedwait(&c->cv, &c->mu, &until) == 0)
+        ;
+    pthread_mutex_unlock(&c->mu);
+}
+
+static int u_lock_two(store_txn *t, void *argp, zbso_err *err)
+{
+    deadlock_arg *a = argp;
+    const char *first = a->who == 0 ? "dl-x" : "dl-y", *second = a->who == 0 ? "dl-y" : "dl-x";
+    bool rerun = a->c->runs[a->who]++ > 0;
+    zbso_job j;
+    if (rerun)
+        wait_for_other(a->c, a->who);
+    int rc = store_job_get(t, first, true, &j, err);
+    if (rc < 0)
+        return rc;
+    if (!rerun)
+        pthread_barrier_wait(&a->c->both_locked);
+    if ((rc = store_job_get(t, second, true, &j, err)) < 0)
+        return rc;
+    j.num_trials++;
+    return store_job_update(t, &j, err);
+}
+
+static void *deadlock_main(void *argp)
+{
+    deadlock_arg *a = argp;
+    zbso_err err = {0};
+    a->c->rc[a->who] = store_exec(a->c->st, u_lock_two, a, &err);
+    pthread_mutex_lock(&a->c->mu);
+    a->c->done[a->who] = true;
+    pthread_cond_broadcast(&a->c->cv);
+    pthread_mutex_unlock(&a->c->mu);
+    return NULL;
+}
+
+static void test_deadlock_reruns_the_unit(void **state)
+{
+    zbso_err err = {0};
+    zbso_job j;
+    deadlock_case c = {.st = open_store(NULL), .rc = {-100, -100}};
+    make_job(&j, "dl-x");
+    assert_int_equal(store_exec(c.st, u_insert, &j, &err), 0);
+    make_job(&j, "dl-y");
+    assert_int_equal(store_exec(c.st, u_insert, &j, &err), 0);
+    pthread_barrier_init(&c.both_locked, NULL, 2);
+    pthread_mutex_init(&c.mu, NULL);
+    pthread_cond_init(&c.cv, NULL);
+    deadlock_arg args[2] = {{&c, 0}, {&c, 1}};
+    pthread_t tid[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&tid[i], NULL, deadlock_main, &args[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(tid[i], NULL);
+    pthread_barrier_destroy(&c.both_locked);
+    pthread_cond_destroy(&c.cv);
+    pthread_mutex_destroy(&c.mu);
+    assert_int_equal(c.rc[0], 0);
+    assert_int_equal(c.rc[1], 0);
+    assert_int_equal(c.runs[0] + c.runs[1], 3); /* one of them ran twice */
+    assert_int_equal(query_int("SELECT sum(num_trials) FROM jobs"), 2);
+    store_close(c.st);
+}
+
+typedef struct ids_arg {
+    char ids[8][ZBSO_ID_MAX + 1];
+    size_t n;
+} ids_arg;
+
+static int collect_id(void *ctx, const zbso_job *job)
+{
+    ids_arg *a = ctx;
+    if (a->n < 8)
+        snprintf(a->ids[a->n++], sizeof a->ids[0], "%s", job->spec.job_id);
+    return 0;
+}
+
+typedef struct list_arg {
+    store_job_query q;
+    ids_arg out;
+} list_arg;
+
+static int u_list(store_txn *t, void *arg, zbso_err *err)
+{
+    list_arg *a = arg;
+    a->out.n = 0;
+    return store_jobs_list(t, &a->q, collect_id, &a->out, err);
+}
+
+/* Job ids are VARBINARY: any bytes, stored as they are (not valid UTF-8 included, unlike
+ * PostgreSQL's text), compared and listed byte by byte (0x7f < 0x80 < 0xff, "a" != "A",
+ * trailing spaces kept), and a prefix range that ends at 0xff bytes still lists. A
+ * gpu_model that is not UTF-8 is bad input for its utf8mb4 column, not a database
+ * failure, and the store goes on working. */
+static void test_ids_byte_for_byte(void **state)
+{
+    store *st = open_store(NULL);
+    zbso_err err = {0};
+    zbso_job j;
+    static const char *const ids[] = {"p\xff\xff", "p\xff", "p\x80", "p\x7f", "pA", "pa",
+                                      "pa ", "q"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        make_job(&j, ids[i]);
+        assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    }
+    get_arg g = {.id = "pa "};
+    assert_int_equal(store_exec_read(st, u_get, &g, &err), 0);
+    assert_string_equal(g.job.spec.job_id, "pa ");
+    g.id = "PA";
+    assert_int_equal(store_exec_read(st, u_get, &g, &err), ZBSO_ENOTFOUND);
+    g.id = "p\xff";
+    assert_int_equal(store_exec_read(st, u_get, &g, &err), 0);
+    assert_string_equal(g.job.spec.job_id, "p\xff");
+
+    list_arg l = {.q = {.prefix = "p"}};
+    assert_int_equal(store_exec_read(st, u_list, &l, &err), 0);
+    assert_int_equal(l.out.n, 7);
+    static const char *const order[] = {"pA", "pa", "pa ", "p\x7f", "p\x80", "p\xff",
+                                        "p\xff\xff"};
+    for (size_t i = 0; i < 7; i++)
+        assert_string_equal(l.out.ids[i], order[i]);
+    l = (list_arg){.q = {.prefix = "p\xff"}};
+    assert_int_equal(store_exec_read(st, u_list, &l, &err), 0);
+    assert_int_equal(l.out.n, 2);
+    l = (list_arg){.q = {.prefix = "p", .after = "p\x80", .limit = 1}};
+    assert_int_equal(store_exec_read(st, u_list, &l, &err), 0);
+    assert_int_equal(l.out.n, 1);
+    assert_string_equal(l.out.ids[0], "p\xff");
+
+    make_job(&j, "bad-model");
+    snprintf(j.spec.gpu_model, sizeof j.spec.gpu_model, "A\xff");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), ZBSO_EINVAL);
+    assert_null(strstr(err.msg, "\xff"));
+    make_job(&j, "fine");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM jobs"), 9);
+    assert_int_equal(query_int("SELECT count(*) FROM jobs WHERE job_id = X'70FF'"), 1);
+    store_close(st);
+}
+
+typedef struct arm_arg {
+    const char *id;
+    zbso_arm arm;
+    zbso_arm got[4];
+    size_t n;
+} arm_arg;
+
+static int u_arm_put_get(store_txn *t, void *argp, zbso_err *err)
+{
+    arm_arg *a = argp;
+    int rc = store_arm_put(t, a->id, &a->arm, err);
+    if (rc < 0)
+        return rc;
+    return store_arms_get(t, a->id, a->got, 4, &a->n, err);
+}
+
+typedef struct trial_arg {
+    const char *id;
+    zbso_trial tr;
+} trial_arg;
+
+static int u_trial_insert(store_txn *t, void *argp, zbso_err *err)
+{
+    trial_arg *a = argp;
+    return store_trial_insert(t, a->id, &a->tr, NULL, err);
+}
+
+/* MySQL's DOUBLE holds no infinity. An arm fitted from one reward has an infinite
+ * precision (opt_arm_fit): stored as NULL and read back as infinity. Any other infinity
+ * is refused as bad input, naming the backend's limit, and nothing is written. NaN is
+ * NULL, as elsewhere. Finite doubles round-trip exactly. */
+static void test_infinities(void **state)
+{
+    store *st = open_store(NULL);
+    zbso_err err = {0};
+    zbso_job j;
+    make_job(&j, "inf");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    arm_arg a = {.id = "inf", .arm = {.batch_size = 8, .param_mean = -0.1,
+                                      .param_precision = INFINITY, .num_observations = 1}};
+    assert_int_equal(store_exec(st, u_arm_put_get, &a, &err), 0);
+    assert_int_equal(a.n, 1);
+    assert_true(isinf(a.got[0].param_precision) && a.got[0].param_precision > 0);
+    assert_true(a.got[0].param_mean == -0.1);
+    assert_int_equal(query_int("SELECT count(*) FROM arms WHERE param_precision IS NULL"), 1);
+    a.arm.param_precision = 5e-324;   /* the least subnormal double, exactly */
+    a.arm.param_mean = 0.1 + 0.2;
+    assert_int_equal(store_exec(st, u_arm_put_get, &a, &err), 0);
+    assert_true(a.got[0].param_precision == 5e-324);
+    assert_true(a.got[0].param_mean == 0.1 + 0.2);
+
+    trial_arg t = {.id = "inf", .tr = {.trial_number = 1, .batch_size = 8, .start_time = 1.0,
+                                       .lease_renewed_at = 1.0, .time = INFINITY,
+                                       .energy = NAN, .metric = NAN}};
+    assert_int_equal(store_exec(st, u_trial_insert, &t, &err), ZBSO_EINVAL);
+    assert_non_null(strstr(err.msg, "infinite"));
+    assert_int_equal(query_int("SELECT count(*) FROM trials"), 0);
+    t.tr.time = 2.5;
+    assert_int_equal(store_exec(st, u_trial_insert, &t, &err), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM trials WHERE energy IS NULL"), 1);
+    store_close(st);
+}
+
+/* ---- schema ---- */
+
+static const store_backend *my_backend(void)
+{
+    zbso_err err = {0};
+    const store_backend *b = store_backend_for_url(g_url, &err);
+    assert_non_null(b);
+    assert_string_equal(b->name, "mysql");
+    return b;
+}
+
+#define SQL_MAX 16384
+typedef struct sql_buf {
+    char text[SQL_MAX];
+    size_t len;
+} sql_buf;
+
+static void sql_line(void *ctx, const char *sql)
+{
+    sql_buf *b = ctx;
+    int n = snprintf(b->text + b->len, SQL_MAX - b->len, "%s\n", sql);
+    assert_true(n > 0 && (size_t)n < SQL_MAX - b->len);
+    b->len += (size_t)n;
+}
+
+/* The tables of the case's database. */
+static long long n_tables(void)
+{
+    return query_int("SELECT count(*) FROM information_schema.tables"
+                     " WHERE table_schema = DATABASE()");
+}
+
+static void test_schema_created_on_empty_database(void **state)
+{
+    const store_backend *b = my_backend();
+    zbso_err err = {0};
+    store *st = NULL;
+    int v = -1;
+    assert_int_equal(b->latest_schema_version, 1);
+    /* without create_if_empty an empty database is refused, naming zbso migrate */
+    assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, "zbso migrate"));
+    assert_non_null(strstr(err.msg, "empty"));
+    assert_null(strstr(err.msg, getenv("ZBSO_MYSQL_PASSWORD")));
+    assert_int_equal(n_tables(), 0);
+
+    st = open_store(NULL);
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 1);
+    assert_int_equal(store_migrate(st, 0, &err), 0);
+    assert_int_equal(store_migrate(st, 2, &err), ZBSO_EINVAL);
+    store_close(st);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 1);
+    assert_int_equal(n_tables(), 5);
+    /* InnoDB (row locks, transactions), utf8mb4; job ids binary */
+    assert_int_equal(query_int("SELECT count(*) FROM information_schema.tables WHERE"
+                               " table_schema = DATABASE() AND engine = 'InnoDB' AND"
+                               " table_collation LIKE 'utf8mb4%'"), 5);
+    assert_int_equal(query_int("SELECT count(*) FROM information_schema.columns WHERE"
+                               " table_schema = DATABASE() AND column_name = 'job_id'"
+                               " AND data_type = 'varbinary'"), 4);
+    assert_int_equal(query_int("SELECT count(*) FROM information_schema.statistics WHERE"
+                               " table_schema = DATABASE() AND table_name = 'trials' AND"
+                               " index_name LIKE 'trials_by_%' AND seq_in_index = 1"), 3);
+    /* request_key: nullable, unique per job */
+    assert_int_equal(query_int("SELECT count(*) FROM information_schema.statistics WHERE"
+                               " table_schema = DATABASE() AND index_name ="
+                               " 'trials_by_request_key' AND non_unique = 0"), 2);
+    /* the curve points go with their trial, the trials and arms with their job */
+    assert_int_equal(query_int("SELECT count(*) FROM information_schema.referential_constraints"
+                               " WHERE constraint_schema = DATABASE() AND"
+                               " delete_rule = 'CASCADE'"), 3);
+    /* reopening finds it at the latest version and changes nothing */
+    st = open_store(&(store_options){0});
+    store_close(st);
+}
+
+/* MySQL commits DDL implicitly, so a step is not atomic: a crash in the middle of
+ * version 1 leaves zbso_schema (created first) and some tables, and no version row.
+ * That database is recognized as zbso's at version 0 and finished: refused without
+ * create_if_empty as an empty one would be, created with it, the tables that exist kept
+ * with their rows. */
+static void test_step_cut_short_is_finished(void **state)
+{
+    const store_backend *b = my_backend();
+    zbso_err err = {0};
+    store *st = NULL;
+    /* the first three statements of step 1: zbso_schema, jobs, trials */
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(my_sql(g_name, b->schema_steps[0][i]), 0);
+    assert_int_equal(n_tables(), 3);
+    assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
+    assert_non_null(strstr(err.msg, "zbso migrate"));
+    st = open_store(NULL);
+    zbso_job j;
+    make_job(&j, "after-cut");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    store_close(st);
+    assert_int_equal(n_tables(), 5);
+    assert_int_equal(query_int("SELECT count(*) FROM zbso_schema"), 1);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 1);
+}
+
+static void test_newer_and_foreign_schemas_refused(void **state)
+{
+    zbso_err err = {0};
+    store *st = NULL;
+    assert_int_equal(my_sql(g_name, "CREATE TABLE zbso_schema (version INT NOT NULL);"
+                                    " INSERT INTO zbso_schema VALUES (99);"), 0);
+    store_options opt = {.create_if_empty = true, .migrate = true};
+    assert_int_equal(store_open(g_url, &opt, &st, &err), ZBSO_ESCHEMA);
+    assert_non_null(strstr(err.msg, "99"));
+    assert_non_null(strstr(err.msg, "newer"));
+    assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
+    assert_int_equal(store_migrate(st, 0, &err), ZBSO_ESCHEMA);
+    assert_non_null(strstr(err.msg, "99"));
+    store_close(st);
+
+    /* somebody else's tables and no zbso_schema: not a zbso database, left alone */
+    assert_int_equal(my_fresh_db(g_name, g_url, sizeof g_url), 0);
+    assert_int_equal(my_sql(g_name, "CREATE TABLE jobs (x INT)"), 0);
+    st = NULL;
+    assert_int_equal(store_open(g_url, &opt, &st, &err), ZBSO_ESCHEMA);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, "not a zbso database"));
+    /* the same answer without create_if_empty, and for zbso migrate (one policy, store.c) */
+    assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
+    assert_non_null(strstr(err.msg, "not a zbso database"));
+    assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err),
+                     ZBSO_ESCHEMA);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, "not a zbso database"));
+    /* and a zbso schema beside a foreign table is foreign too */
+    assert_int_equal(my_fresh_db(g_name, g_url, sizeof g_url), 0);
+    st = open_store(NULL);
+    store_close(st);
+    assert_int_equal(my_sql(g_name, "CREATE TABLE theirs (x INT)"), 0);
+    assert_int_equal(store_open(g_url, &(store_options){.create_if_empty = true}, &st, &err),
+                     0);
+    store_close(st);
+    assert_int_equal(n_tables(), 6);
+}
+
+#define N_STARTERS 3
+
+typedef struct starter {
+    pthread_barrier_t *go;
+    int rc;
+    char msg[ZBSO_ERR_MSG_MAX];
+} starter;
+
+static void *starter_main(void *arg)
+{
+    starter *s = arg;
+    store *st = NULL;
+    zbso_err err = {0};
+    pthread_barrier_wait(s->go);
+    s->rc = store_open(g_url, &(store_options){.create_if_empty = true}, &st, &err);
+    snprintf(s->msg, sizeof s->msg, "%s", err.msg);
+    store_close(st);
+    return NULL;
+}
+
+/* Three replicas starting at once on one empty database all open it; the schema is
+ * created once (without the schema lock, the losers' CREATE TABLE fails). Repeated, since
+ * a lucky schedule would hide a missing lock. */
+static void test_three_replicas_create_the_schema_at_once(void **state)
+{
+    for (int round = 0; round < 4; round++) {
+        if (round > 0)
+            assert_int_equal(my_fresh_db(g_name, g_url, sizeof g_url), 0);
+        pthread_barrier_t go;
+        pthread_t tid[N_STARTERS];
+        starter s[N_STARTERS];
+        pthread_barrier_init(&go, NULL, N_STARTERS);
+        for (int i = 0; i < N_STARTERS; i++) {
+            s[i] = (starter){.go = &go, .rc = -100};
+            assert_int_equal(pthread_create(&tid[i], NULL, starter_main, &s[i]), 0);
+        }
+        for (int i = 0; i < N_STARTERS; i++)
+            pthread_join(tid[i], NULL);
+        pthread_barrier_destroy(&go);
+        for (int i = 0; i < N_STARTERS; i++)
+            if (s[i].rc != 0)
+                fail_msg("round %d starter %d: %d %s", round, i, s[i].rc, s[i].msg);
+        assert_int_equal(query_int("SELECT count(*) FROM zbso_schema"), 1);
+        assert_int_equal(query_int("SELECT version FROM zbso_schema"), 1);
+    }
+}
+
+static void test_migrate_sql(void **state)
+{
+    const store_backend *b = my_backend();
+    zbso_err err = {0};
+    sql_buf all = {.len = 0}, up = {.len = 0};
+    assert_int_equal(store_migrate_sql(b, 0, 0, sql_line, &all, &err), 0);
+    assert_int_equal(strncmp(all.text, "BEGIN;\nSELECT GET_LOCK('zbso_schema', 60);\n", 43), 0);
+    assert_string_equal(all.text + all.len - 8, "COMMIT;\n");
+    assert_non_null(strstr(all.text, "CREATE TABLE IF NOT EXISTS jobs"));
+    assert_non_null(strstr(all.text, "job_id VARBINARY(300) NOT NULL PRIMARY KEY"));
+    assert_non_null(strstr(all.text, "ENGINE=InnoDB"));
+    assert_non_null(strstr(all.text, "PRIMARY KEY (job_id, trial_number)"));
+    assert_non_null(strstr(all.text, "CREATE TABLE IF NOT EXISTS reports"));
+    assert_non_null(strstr(all.text, "INSERT INTO zbso_schema (version) VALUES (1);"));
+    assert_int_equal(store_migrate_sql(b, 1, 1, sql_line, &up, &err), 0);
+    assert_null(strstr(up.text, "CREATE TABLE"));
+    assert_int_equal(store_migrate_sql(b, 0, 2, sql_line, &up, &err), ZBSO_EINVAL);
+    /* the text runs as it is (the mariadb client would do the same) and gives the latest
+     * schema */
+    assert_int_equal(my_sql(g_name, all.text), 0);
+    store *st = open_store(&(store_options){0});
+    int v = 0;
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
+    assert_int_equal(v, 1);
+    store_close(st);
+}
+
+/* ---- credentials and messages ---- */
+
+static void test_user_and_password(void **state)
+{
+    const char *user = getenv("ZBSO_MYSQL_USER"), *pw = getenv("ZBSO_MYSQL_PASSWORD");
+    const char *port = getenv("ZBSO_MYSQL_PORT");
+    char url[512];
+    store *st = NULL;
+    zbso_err err = {0};
+    /* user and password from the options fill a URL without them; Zeus's spelling, and
+     * localhost reached over TCP at the URL's port */
+    snprintf(url, sizeof url, "mysql+asyncmy://localhost:%s/%s", port, g_name);
+    store_options opt = {.create_if_empty = true, .db_user = user, .db_password = pw};
+    assert_int_equal(store_open(url, &opt, &st, &err), 0);
+    zbso_job j;
+    make_job(&j, "creds");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    store_close(st);
+    /* a user in the URL keeps the password option */
+    snprintf(url, sizeof url, "mariadb://%s@127.0.0.1:%s/%s", user, port, g_name);
+    opt.db_user = "nobody";
+    assert_int_equal(store_open(url, &opt, &st, &err), 0);
+    store_close(st);
+
+    /* a wrong password fails without showing it, naming the URL */
+    snprintf(url, sizeof url, "mysql://%s:WrongPw%%2Fx@127.0.0.1:%s/%s", user, port, g_name);
+    st = NULL;
+    assert_int_equal(store_open(url, NULL, &st, &err), ZBSO_EUNAVAIL);
+    assert_null(st);
+    assert_null(strstr(err.msg, "WrongPw"));
+    assert_non_null(strstr(err.msg, ":***@127.0.0.1:"));
+    assert_non_null(strstr(err.msg, "Access denied"));
+    /* a bad URL names itself, masked */
+    snprintf(url, sizeof url, "mysql://%s:%s@127.0.0.1:%s/%s?sslmode=x", user, pw, port,
+             g_name);
+    assert_int_equal(store_open(url, NULL, &st, &err), ZBSO_EINVAL);
+    assert_null(strstr(err.msg, pw));
+    assert_non_null(strstr(err.msg, "sslmode"));
+    /* no such database: named, masked */
+    snprintf(url, sizeof url, "mysql://%s:%s@127.0.0.1:%s/nosuchdb", user, pw, port);
+    assert_int_equal(store_open(url, NULL, &st, &err), ZBSO_EUNAVAIL);
+    assert_null(strstr(err.msg, pw));
+    assert_non_null(strstr(err.msg, "nosuchdb"));
+}
+
+/* Sends stderr (the log) to a temp file until capture_end, which reads it into text. */
+typedef struct capture {
+    char path[40];
+    int fd, saved;
+} capture;
+
+static void capture_start(capture *c)
+{
+    snprintf(c->path, sizeof c->path, "/tmp/zbso-mysql-log-XXXXXX");
+    c->fd = mkstemp(c->path);
+    assert_true(c->fd >= 0);
+    fflush(stderr);
+    c->saved = dup(2);
+    assert_true(c->saved >= 0);
+    assert_true(dup2(c->fd, 2) >= 0);
+}
+
+static void capture_end(capture *c, char *text, size_t cap)
+{
+    fflush(stderr);
+    dup2(c->saved, 2);
+    close(c->saved);
+    ssize_t n = pread(c->fd, text, cap - 1, 0);
+    close(c->fd);
+    unlink(c->path);
+    text[n > 0 ? n : 0] = '\0';
+}
+
+/* echo_sql logs every statement at INFO, as sqlite does. */
+static void test_echo_sql(void **state)
+{
+    capture cap;
+    char text[16384];
+    capture_start(&cap);
+    store *st = open_store(&(store_options){.create_if_empty = true, .echo_sql = true});
+    get_arg g = {.id = "echoed-id"};
+    zbso_err err = {0};
+    int rc = store_exec_read(st, u_get, &g, &err);
+    store_close(st);
+    capture_end(&cap, text, sizeof text);
+    assert_int_equal(rc, ZBSO_ENOTFOUND);
+    assert_non_null(strstr(text, "INFO sql: CREATE TABLE IF NOT EXISTS jobs"));
+    assert_non_null(strstr(text, "INFO sql: SELECT GET_LOCK('zbso_schema', 60)"));
+    assert_non_null(strstr(text, "INFO sql: SELECT RELEASE_LOCK('zbso_schema')"));
+    assert_non_null(strstr(text, "INFO sql: START TRANSACTION READ ONLY, WITH CONSISTENT"
+                                 " SNAPSHOT"));
+    assert_non_null(strstr(text, "INFO sql: SELECT job_id, job_id_prefix"));
+    assert_non_null(strstr(text, "?1='echoed-id'"));
+    assert_null(strstr(text, getenv("ZBSO_MYSQL_PASSWORD")));
+}
+
+/* Sets a global variable of the server (the with_mysql.sh user may). */
+static void set_global(const char *assignment)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SET GLOBAL %s", assignment);
+    assert_int_equal(my_sql(NULL, sql), 0);
+}
+
+/* A server whose commits are not durable (innodb_flush_log_at_trx_commit = 2: the log is
+ * written at commit but flushed once a second) is warned about at open, since no client
+ * can change it; with the default 1 nothing is said. with_mysql.sh runs no binary log,
+ * so sync_binlog, which only matters for one, is not warned about either. */
+static void test_durability_warning(void **state)
+{
+    capture cap;
+    char text[16384];
+    set_global("innodb_flush_log_at_trx_commit = 2");
+    capture_start(&cap);
+    store *st = open_store(NULL);
+    store_close(st);
+    capture_end(&cap, text, sizeof text);
+    set_global("innodb_flush_log_at_trx_commit = 1");
+    assert_non_null(strstr(text, "innodb_flush_log_at_trx_commit = 2"));
+    assert_non_null(strstr(text, "not durable"));
+    assert_null(strstr(text, getenv("ZBSO_MYSQL_PASSWORD")));
+    capture_start(&cap);
+    st = open_store(NULL);
+    store_close(st);
+    capture_end(&cap, text, sizeof text);
+    assert_null(strstr(text, "innodb_flush_log_at_trx_commit"));
+    assert_null(strstr(text, "sync_binlog"));
+}
+
+typedef struct lock_holder {
+    MYSQL *db;                   /* a plain client holding the job's row lock */
+} lock_holder;
+
+static int u_get_locked(store_txn *t, void *arg, zbso_err *err)
+{
+    get_arg *a = arg;
+    return store_job_get(t, a->id, true, &a->job, err);
+}
+
+/* A unit that meets a row lock held longer than innodb_lock_wait_timeout gets 1205 and
+ * runs again (the rerun counted); when the lock outlives every run the caller gets
+ * ZBSO_EUNAVAIL naming the lock wait timeout, and the store goes on working. */
+static void test_lock_wait_timeout_reruns(void **state)
+{
+    store *st = open_store(NULL);
+    zbso_err err = {0};
+    zbso_job j;
+    make_job(&j, "held");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    store_close(st);
+    /* new sessions (the store's, opened after this) wait 1 s for a row lock */
+    set_global("innodb_lock_wait_timeout = 1");
+    st = open_store(NULL);
+    lock_holder h = {.db = my_connect(g_name)};
+    assert_non_null(h.db);
+    assert_int_equal(my_exec_all(h.db, "START TRANSACTION; SELECT * FROM jobs"
+                                       " WHERE job_id = 'held' FOR UPDATE"), 0);
+    get_arg g = {.id = "held"};
+    double t0 = now_s();
+    int rc = store_exec(st, u_get_locked, &g, &err);
+    double waited = now_s() - t0;
+    assert_int_equal(my_exec_all(h.db, "ROLLBACK"), 0);
+    set_global("innodb_lock_wait_timeout = 50");
+    assert_int_equal(rc, ZBSO_EUNAVAIL);
+    assert_non_null(strstr(err.msg, "lock wait timeout"));
+    assert_non_null(strstr(err.msg, "1205"));
+    assert_true(waited >= 2.5); /* three runs of about 1 s */
+    store_stats stats;
+    store_stats_get(st, &stats);
+    assert_int_equal(stats.reruns, 2);
+    /* released: the same store locks the row at once */
+    assert_int_equal(store_exec(st, u_get_locked, &g, &err), 0);
+    mysql_close(h.db);
+    store_close(st);
+}
+
+/* ---- outage ---- */
+
+static int myctl(const char *args)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "\"%s\" %s", getenv("ZBSO_MYSQL_CTL"), args);
+    return system(cmd);
+}
+
+typedef struct holder {
+    store *st;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool inside, server_stopped;
+    int rc;
+    char msg[ZBSO_ERR_MSG_MAX];
+} holder;
+
+/* A unit in progress while the server goes away: its next statement fails. */
+static int u_hold(store_txn *t, void *arg, zbso_err *err)
+{
+    holder *h = arg;
+    zbso_job j;
+    int rc = store_job_get(t, "outage", true, &j, err);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&h->mu);
+    h->inside = true;
+    pthread_cond_broadcast(&h->cv);
+    while (!h->server_stopped)
+        pthread_cond_wait(&h->cv, &h->mu);
+    pthread_mutex_unlock(&h->mu);
+    j.num_trials = 1000;
+    return store_job_update(t, &j, err);
+}
+
+static void *hold_main(void *arg)
+{
+    holder *h = arg;
+    zbso_err err = {0};
+    h->rc = store_exec(h->st, u_hold, h, &err);
+    snprintf(h->msg, sizeof h->msg, "%s", err.msg);
+    return NULL;
+}
+
+/* Stops the server under an open store: a unit in flight, later units and read units all
+ * get ZBSO_EUNAVAIL, each within seconds, without the password in any message; once the
+ * server is back the same store works again (it reconnects) and nothing was lost. Also a
+ * store cannot be opened while the server is down, quickly. */
+static void test_unavailable_then_reconnects(void **state)
+{
+    store *st = open_store(NULL);
+    zbso_err err = {0};
+    zbso_job j;
+    make_job(&j, "outage");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    /* fill the pool with several connections, all of which the outage will break */
+    get_arg g = {.id = "outage"};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(store_exec_read(st, u_get, &g, &err), 0);
+
+    holder h = {.st = st, .rc = -100};
+    pthread_t th;
+    pthread_mutex_init(&h.mu, NULL);
+    pthread_cond_init(&h.cv, NULL);
+    assert_int_equal(pthread_create(&th, NULL, hold_main, &h), 0);
+    pthread_mutex_lock(&h.mu);
+    while (!h.inside)
+        pthread_cond_wait(&h.cv, &h.mu);
+    pthread_mutex_unlock(&h.mu);
+
+    assert_int_equal(myctl("stop fast"), 0);
+    pthread_mutex_lock(&h.mu);
+    h.server_stopped = true;
+    pthread_cond_broadcast(&h.cv);
+    pthread_mutex_unlock(&h.mu);
+    pthread_join(th, NULL);
+    assert_int_equal(h.rc, ZBSO_EUNAVAIL);
+    assert_null(strstr(h.msg, getenv("ZBSO_MYSQL_PASSWORD")));
+
+    for (int i = 0; i < 3; i++) {
+        double t0 = now_s();
+        assert_int_equal(store_exec(st, u_insert, &j, &err), ZBSO_EUNAVAIL);
+        assert_true(now_s() - t0 < 5.0);
+        assert_non_null(strstr(err.msg, "***@127.0.0.1"));
+        assert_null(strstr(err.msg, getenv("ZBSO_MYSQL_PASSWORD")));
+        t0 = now_s();
+        assert_int_equal(store_exec_read(st, u_get, &g, &err), ZBSO_EUNAVAIL);
+        assert_true(now_s() - t0 < 5.0);
+    }
+    store *st2 = NULL;
+    double t0 = now_s();
+    assert_int_equal(store_open(g_url, NULL, &st2, &err), ZBSO_EUNAVAIL);
+    assert_true(now_s() - t0 < 5.0);
+    assert_null(st2);
+    assert_non_null(strstr(err.msg, "cannot connect"));
+    assert_null(strstr(err.msg, getenv("ZBSO_MYSQL_PASSWORD")));
+
+    assert_int_equal(myctl("start"), 0);
+    /* the first unit after the restart already succeeds: stale connections are
+     * replaced before the unit runs */
+    assert_int_equal(store_exec_read(st, u_get, &g, &err), 0);
+    assert_int_equal(g.job.num_trials, 0); /* the unit cut off by the outage left nothing */
+    make_job(&j, "after-outage");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(store_exec(st, u_get, &g, &err), 0);
+
+    /* a restart between two units: the pooled connections are all stale, and the next
+     * unit still succeeds (it moves on to a fresh connection) */
+    assert_int_equal(myctl("stop fast"), 0);
+    assert_int_equal(myctl("start"), 0);
+    assert_int_equal(store_exec_read(st, u_get, &g, &err), 0);
+    assert_int_equal(store_exec(st, u_get, &g, &err), 0);
+
+    /* an immediate stop (a crash) loses nothing committed */
+    assert_int_equal(myctl("stop immediate"), 0);
+    assert_int_equal(store_exec(st, u_get, &g, &err), ZBSO_EUNAVAIL);
+    assert_int_equal(myctl("start"), 0);
+    g.id = "after-outage";
+    assert_int_equal(store_exec(st, u_get, &g, &err), 0);
+    store_close(st);
+    pthread_cond_destroy(&h.cv);
+    pthread_mutex_destroy(&h.mu);
+}
+
+/* ---- storage faults ---- */
+
+/* The error table (myInt.h): storage faults are 503s, naming their cause. */
+static void test_errno_codes(void **state)
+{
+    static const struct {
+        unsigned errnum;
+        int code;
+        bool has_cause;
+    } cases[] = {
+        {1114, ZBSO_EUNAVAIL, true},  /* ER_RECORD_FILE_FULL: the table is full */
+        {1021, ZBSO_EUNAVAIL, true},  /* ER_DISK_FULL */
+        {1041, ZBSO_EUNAVAIL, true},  /* ER_OUT_OF_RESOURCES */
+        {1040, ZBSO_EUNAVAIL, true},  /* ER_CON_COUNT_ERROR: too many connections */
+        {1290, ZBSO_EUNAVAIL, true},  /* ER_OPTION_PREVENTS_STATEMENT: read_only */
+        {1792, ZBSO_EUNAVAIL, true},  /* ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION */
+        {1213, ZBSO_EUNAVAIL, true},  /* ER_LOCK_DEADLOCK */
+        {1205, ZBSO_EUNAVAIL, true},  /* ER_LOCK_WAIT_TIMEOUT */
+        {2006, ZBSO_EUNAVAIL, true},  /* CR_SERVER_GONE_ERROR */
+        {2013, ZBSO_EUNAVAIL, true},  /* CR_SERVER_LOST */
+        {2003, ZBSO_EUNAVAIL, true},  /* CR_CONN_HOST_ERROR */
+        {1053, ZBSO_EUNAVAIL, true},  /* ER_SERVER_SHUTDOWN */
+        {1927, ZBSO_EUNAVAIL, true},  /* ER_CONNECTION_KILLED */
+        {1062, ZBSO_ECONFLICT, false},
+        {1452, ZBSO_ENOTFOUND, false},
+        {1366, ZBSO_EINVAL, false},   /* incorrect string value (not UTF-8) */
+        {1406, ZBSO_EINVAL, false},   /* data too long */
+        {1264, ZBSO_EINVAL, false},   /* out of range */
+        {1146, ZBSO_ESTORE, false},   /* no such table */
+        {1064, ZBSO_ESTORE, false},   /* syntax error */
+        {0, ZBSO_ESTORE, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *cause = "unset";
+        int code = my_errno_code(cases[i].errnum, &cause);
+        if (code != cases[i].code || (cause != NULL) != cases[i].has_cause)
+            fail_msg("error %u: code %d cause %s", cases[i].errnum, code,
+                     cause ? cause : "NULL");
+    }
+    const char *cause = NULL;
+    my_errno_code(1021, &cause);
+    assert_non_null(strstr(cause, "disk"));
+    my_errno_code(1290, &cause);
+    assert_non_null(strstr(cause, "read-only"));
+    my_errno_code(2013, &cause);
+    assert_non_null(strstr(cause, "unreachable"));
+}
+
+/* A server that takes no writes (read_only, as a replica after a failover would be): a
+ * user without the privilege to write there gets ZBSO_EUNAVAIL (503 with Retry-After)
+ * naming it for writes, reads go on, store_health says so, a new store refuses to open;
+ * once writable again the same store writes. (The with_mysql.sh user holds every
+ * privilege, READ_ONLY ADMIN included, which read_only does not stop: the case uses a
+ * user of its own with the rights zbso needs on its database.) */
+static void test_read_only_database(void **state)
+{
+    char sql[512], url[512];
+    snprintf(sql, sizeof sql, "DROP USER IF EXISTS zbso_rw; CREATE USER zbso_rw IDENTIFIED BY"
+             " 'RwPw1'; GRANT ALL ON %s.* TO zbso_rw", g_name);
+    assert_int_equal(my_sql(NULL, sql), 0);
+    snprintf(url, sizeof url, "mysql://zbso_rw:RwPw1@127.0.0.1:%s/%s", getenv("ZBSO_MYSQL_PORT"),
+             g_name);
+    store *st = NULL;
+    zbso_err err = {0};
+    assert_int_equal(store_open(url, &(store_options){.create_if_empty = true}, &st, &err), 0);
+    zbso_job j;
+    make_job(&j, "ro-before");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    assert_int_equal(store_health(st, &err), 0);
+
+    set_global("read_only = ON");
+    make_job(&j, "ro-during");
+    int rc_write = store_exec(st, u_insert, &j, &err);
+    zbso_err write_err = err;
+    get_arg g = {.id = "ro-before"};
+    int rc_read = store_exec_read(st, u_get, &g, &err);
+    int rc_health = store_health(st, &err);
+    zbso_err health_err = err;
+    store *other = NULL;
+    int rc_open = store_open(url, &(store_options){.create_if_empty = true}, &other, &err);
+    set_global("read_only = OFF");
+    assert_int_equal(rc_write, ZBSO_EUNAVAIL);
+    assert_non_null(strstr(write_err.msg, "read-only"));
+    assert_non_null(strstr(write_err.msg, "1290"));
+    assert_null(strstr(write_err.msg, "RwPw1"));
+    assert_int_equal(rc_read, 0);
+    assert_int_equal(rc_health, ZBSO_EUNAVAIL);
+    assert_non_null(strstr(health_err.msg, "read-only"));
+    assert_int_equal(rc_open, ZBSO_EUNAVAIL);
+    assert_null(other);
+    assert_non_null(strstr(err.msg, "read-only"));
+    assert_non_null(strstr(err.msg, "***@127.0.0.1"));
+
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    assert_int_equal(store_health(st, &err), 0);
+    store_close(st);
+    assert_int_equal(query_int("SELECT count(*) FROM jobs"), 2);
+}
+
+int main(void)
+{
+    if (!my_env_ok())
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_for_update_serializes_across_stores, fresh),
+        cmocka_unit_test_setup(test_replicas_issue_unique_trial_numbers, fresh),
+        cmocka_unit_test_setup(test_register_race, fresh),
+        cmocka_unit_test_setup(test_insert_race_reruns_the_unit, fresh),
+        cmocka_unit_test_setup(test_deadlock_reruns_the_unit, fresh),
+        cmocka_unit_test_setup(test_lock_wait_timeout_reruns, fresh),
+        cmocka_unit_test_setup(test_ids_byte_for_byte, fresh),
+        cmocka_unit_test_setup(test_infinities, fresh),
+        cmocka_unit_test_setup(test_schema_created_on_empty_database, fresh),
+        cmocka_unit_test_setup(test_step_cut_short_is_finished, fresh),
+        cmocka_unit_test_setup(test_newer_and_foreign_schemas_refused, fresh),
+        cmocka_unit_test_setup(test_three_replicas_create_the_schema_at_once, fresh),
+        cmocka_unit_test_setup(test_migrate_sql, fresh),
+        cmocka_unit_test_setup(test_user_and_password, fresh),
+        cmocka_unit_test_setup(test_echo_sql, fresh),
+        cmocka_unit_test_setup(test_durability_warning, fresh),
+        cmocka_unit_test(test_errno_codes),
+        cmocka_unit_test_setup(test_read_only_database, fresh),
+        /* last: it stops and restarts the server */
+        cmocka_unit_test_setup(test_unavailable_then_reconnects, fresh),
+    };
+    return cmocka_run_group_tests_name("my_store", tests, NULL, NULL);
+}
