@@ -149,6 +149,7 @@ class MigrateTest(MigrateCase):
                 self.assertIn("mssql+pyodbc", r.stderr)
                 self.assertIn("sqlite:///", r.stderr)
                 self.assertIn("postgresql://", r.stderr)
+                self.assertIn("mysql://", r.stderr)
         self.assertEqual(os.listdir(self.tmp), [])
 
     def test_bad_versions(self):

@@ -315,14 +315,16 @@ class MysqlDatabase:
         return cols, [line.split("\t") for line in out.splitlines() if line]
 
     def snapshot(self):
-        """Every row of every table, each as its columns' name=token (integers and
-        doubles in MariaDB's shortest exact text, strings and bytes in hex), sorted:
-        {table: text}. Equal snapshots mean equal stored bytes of every value."""
+        """Every row of every table, each as its columns' name=repr(value) (a double from
+        MariaDB's shortest exact text, so every bit of it; strings and bytes exact), the
+        rows sorted: {table: text}. Equal snapshots mean equal stored bytes of every
+        value."""
         out = {}
         for t in self.tables():
             cols, rows = self._tokens(t, "1")
             out[t] = "\n".join(sorted(
-                " ".join(f"{c[0]}={v}" for c, v in zip(cols, row)) for row in rows))
+                " ".join(f"{c[0]}={self._value(v)!r}" for c, v in zip(cols, row))
+                for row in rows))
         return out
 
     def rows(self, table, order_by="1"):
