@@ -46,7 +46,7 @@ static inline MYSQL *my_connect(const char *name)
     mysql_options(db, MYSQL_OPT_PROTOCOL, &proto);
     if (mysql_real_connect(db, getenv("ZBSO_MYSQL_HOST"), getenv("ZBSO_MYSQL_USER"),
                            getenv("ZBSO_MYSQL_PASSWORD"), name,
-                           (unsigned)atoi(getenv("ZBSO_MYSQL_PORT")), NULL,
+                           (unsigned)strtoul(getenv("ZBSO_MYSQL_PORT"), NULL, 10), NULL,
                            CLIENT_MULTI_STATEMENTS) == NULL) {
         fprintf(stderr, "my_connect: database %s: %s\n", name ? name : "(none)",
                 mysql_error(db));
