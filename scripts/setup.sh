@@ -2,7 +2,11 @@
 # setup.sh: installs the Debian 12 build dependencies (skipped when all are present), the
 # PostgreSQL 15 server that the tests start (tests/pg/with_pg.sh), the MariaDB server that
 # the MariaDB tests start (tests/mysql/with_mysql.sh), promtool (the /metrics test's
-# checker), chromium (the dashboard's browser tests), and builds zbso into ./build.
+# checker), chromium (the dashboard's browser tests), what the deploy tests use
+# (podman with runc, catatonit for pods and the CNI plugins, debootstrap for the base
+# image, dpkg-dev for the .deb; kubectl 1.27 or later, whose kustomize v5 renders the
+# Kubernetes manifests, must already be there: Debian 12's kubernetes-client is 1.20), and
+# builds zbso into ./build.
 # Run as root on a fresh machine; never touches other builds.
 set -euo pipefail
 
@@ -12,7 +16,9 @@ cd "$(dirname "$0")/.."
 # mariadb-server: mariadb-install-db and mariadbd, for the private servers of the tests.
 packages=(build-essential cmake ninja-build pkg-config libmicrohttpd-dev libjansson-dev
           libsqlite3-dev libcurl4-openssl-dev libcmocka-dev libpq-dev python3 sqlite3 curl
-          postgresql chromium libmariadb-dev mariadb-server)
+          postgresql chromium libmariadb-dev mariadb-server
+          podman runc catatonit containernetworking-plugins iptables uidmap debootstrap
+          dpkg-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,197 @@
+"""kube.py: the Kubernetes manifests of deploy/kubernetes rendered by kustomize (kubectl
+kustomize) through a test overlay, and played by `podman kube play`, with what podman 4.3
+needs (say so where it differs from a cluster):
+- a name prefix, so runs side by side do not meet; the image under test;
+- no containerPort: podman 4.3 publishes every containerPort on the host's 0.0.0.0
+  (a cluster publishes none); the tests reach a pod on 127.0.0.1 inside its own network
+  namespace (nsenter) instead;
+- the Secret is not played: podman 4.3 stores a played Secret as YAML but reads secrets
+  for envFrom as a JSON object of base64 values; the test creates that podman secret from
+  the rendered Secret's stringData;
+- a Job is played as the Pod of its template, once (podman 4.3 plays Pods, Deployments,
+  PersistentVolumeClaims and ConfigMaps; it ignores Services).
+kustomize's output is read without a YAML library: documents split on '---', the few
+flat blocks needed (metadata.name, stringData) read by indentation."""
+
+import base64
+import json
+import os
+import re
+import subprocess
+import tempfile
+
+from deployutil import SRC, image, podman, require_tools, run, unique
+
+KUBE = os.path.join(SRC, "deploy", "kubernetes")
+
+
+def _field(doc, key):
+    m = re.search(rf"^{key}: (.*)$", doc, re.M)
+    return m.group(1).strip() if m else None
+
+
+def kind(doc):
+    return _field(doc, "kind")
+
+
+def name(doc):
+    m = re.search(r"^metadata:\n(?:  .*\n)*?  name: (\S+)$", doc, re.M)
+    if not m:
+        raise AssertionError(f"no metadata.name in:\n{doc}")
+    return m.group(1)
+
+
+def job_as_pod(doc):
+    """A rendered Job as the Pod of its template (metadata kept; the template's spec,
+    dedented, as the spec). A patch cannot do this: kustomize resets the name references
+    inside a resource whose kind a patch changed."""
+    lines = doc.splitlines()
+    meta = _top_block(lines, "metadata")
+    spec = _top_block(lines, "spec")
+    try:
+        t = spec.index("  template:")
+        s = spec.index("    spec:", t)
+    except ValueError:
+        raise AssertionError(f"no spec.template.spec in the Job:\n{doc}") from None
+    pod = []
+    for line in spec[s + 1:]:
+        if line.strip() and not line.startswith("      "):
+            break
+        pod.append(line[4:])
+    return "\n".join(["apiVersion: v1", "kind: Pod", "metadata:", *meta, "spec:", *pod]) + "\n"
+
+
+def _top_block(lines, key):
+    """The lines of a top-level key's block (indented under `key:`)."""
+    try:
+        i = lines.index(f"{key}:")
+    except ValueError:
+        raise AssertionError(f"no top-level {key}:") from None
+    out = []
+    for line in lines[i + 1:]:
+        if line and not line.startswith(" "):
+            break
+        out.append(line)
+    return out
+
+
+def string_data(doc):
+    """The stringData block of a rendered Secret: {key: value}."""
+    m = re.search(r"^stringData:\n((?:  .*\n?)*)", doc, re.M)
+    if not m:
+        raise AssertionError(f"no stringData in the Secret:\n{doc}")
+    out = {}
+    for line in m.group(1).splitlines():
+        k, _, v = line.strip().partition(": ")
+        v = v.strip()
+        if v.startswith('"'):
+            v = json.loads(v)
+        elif v.startswith("'"):
+            v = v[1:-1].replace("''", "'")
+        out[k] = v
+    return out
+
+
+class Overlay:
+    """A kustomize overlay of `resource` (a directory under deploy/kubernetes) made for
+    one test: render() gives the documents; play()/down() run them under podman."""
+
+    def __init__(self, resource, patches=()):
+        """patches: (target, JSON patch ops) added to the overlay's own."""
+        require_tools("kubectl", "podman", "nsenter")
+        self.tmp = tempfile.TemporaryDirectory(prefix="zbso-kube-")
+        self.prefix = unique("k") + "-"
+        repo, _, tag = image().rpartition(":")
+        self._write(self.tmp.name, [
+            "apiVersion: kustomize.config.k8s.io/v1beta1", "kind: Kustomization",
+            "resources:", f"  - {os.path.relpath(os.path.join(KUBE, resource), self.tmp.name)}",
+            f"namePrefix: {self.prefix}",
+            "images:", "  - name: zbso", f"    newName: {repo}", f"    newTag: {tag}",
+            "patches:",
+            "  - target: {kind: Deployment}",
+            "    patch: |-",
+            "      - op: remove",
+            "        path: /spec/template/spec/containers/0/ports",
+            *self._patches(patches)])
+        self.secrets = []
+        self.files = []
+        self.volumes = []
+
+    @staticmethod
+    def _patches(patches):
+        lines = []
+        for target, ops in patches:
+            lines += [f"  - target: {target}", "    patch: |-"]
+            lines += ["      " + ln for ln in json.dumps(ops, indent=2).splitlines()]
+        return lines
+
+    @staticmethod
+    def _write(directory, lines):
+        with open(os.path.join(directory, "kustomization.yaml"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def render(self):
+        out = run(["kubectl", "kustomize", self.tmp.name], timeout=60).stdout
+        return [d.strip() + "\n" for d in re.split(r"^---$", out, flags=re.M) if d.strip()]
+
+    def create_secret(self, doc):
+        """The podman secret podman 4.3's envFrom reads, from a rendered Secret."""
+        values = {k: base64.b64encode(v.encode()).decode()
+                  for k, v in string_data(doc).items()}
+        path = os.path.join(self.tmp.name, "secret.json")
+        with open(path, "w") as f:
+            json.dump(values, f)
+        podman("secret", "create", name(doc), path)
+        self.secrets.append(name(doc))
+
+    def play(self, docs, stem):
+        """podman kube play of docs (Secrets created apart); returns the file played."""
+        play = []
+        for d in docs:
+            if kind(d) == "Secret":
+                self.create_secret(d)
+            else:
+                play.append(d)
+                if kind(d) == "PersistentVolumeClaim":
+                    self.volumes.append(name(d))
+        path = os.path.join(self.tmp.name, f"{stem}.yaml")
+        with open(path, "w") as f:
+            f.write("---\n".join(play))
+        self.files.append(path)
+        podman("kube", "play", path, timeout=120)
+        return path
+
+    def down(self, path):
+        podman("kube", "play", "--down", path, timeout=120, check=False)
+
+    def close(self):
+        for path in reversed(self.files):
+            self.down(path)
+        pods = podman("pod", "ps", "-q", "--filter", f"name=^{self.prefix}", check=False)
+        for pod in pods.stdout.split():
+            podman("pod", "rm", "-f", pod, check=False)
+        for s in self.secrets:
+            podman("secret", "rm", s, check=False)
+        for v in self.volumes:
+            podman("volume", "rm", "-f", v, check=False)
+        self.tmp.cleanup()
+
+
+def pid(container):
+    out = podman("inspect", "--format", "{{.State.Pid}}", container).stdout.strip()
+    if not out.isdigit() or out == "0":
+        raise AssertionError(f"{container} is not running (pid {out!r})")
+    return out
+
+
+def drive_in(container, *args, timeout=180):
+    """Runs drive.py inside the network namespace of container's pod (127.0.0.1 there is
+    the pod's own loopback); returns its JSON document."""
+    cmd = ["nsenter", "-t", pid(container), "-n", "python3",
+           os.path.join(os.path.dirname(os.path.abspath(__file__)), "drive.py"), *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        logs = podman("logs", container, check=False)
+        raise AssertionError(f"drive.py in {container}'s pod exited {p.returncode}:\n"
+                             f"{p.stderr[-3000:]}\nserver log:\n{logs.stderr[-3000:]}")
+    return json.loads(p.stdout)
