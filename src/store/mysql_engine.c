@@ -713,6 +713,14 @@ static int conn_open(my_store *st, my_conn **out, zbso_err *err)
     if (mysql_real_connect(c->db, u->host != NULL ? u->host : "localhost", u->user, u->password,
                            u->database, u->port, u->unix_socket, CLIENT_FOUND_ROWS) == NULL)
         goto fail;
+    /* ssl-mode=REQUIRED and above: libmariadb 3.3 connects in plain text to a server
+     * without TLS despite MYSQL_OPT_SSL_ENFORCE, so the cipher in use is checked here. */
+    if (u->ssl_mode >= MYURL_SSL_REQUIRED && mysql_get_ssl_cipher(c->db) == NULL) {
+        conn_close(c);
+        return err_set(err, ZBSO_EUNAVAIL, "cannot connect to MySQL at %s: ssl-mode=%s, but"
+                       " the connection is not encrypted (the server offers no TLS)",
+                       st->shown, myurl_ssl_name(u->ssl_mode));
+    }
     if (mysql_autocommit(c->db, 0) != 0)
         goto fail;
     for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++)

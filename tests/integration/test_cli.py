@@ -1,6 +1,7 @@
 """test_cli.py: the command line and configuration of SPEC §5: usage and exit statuses,
 flag and environment values with errors naming them, `.env` lookup and precedence. Servers
-run on the backend of $ZBSO_TEST_BACKEND; on PostgreSQL also ZEUS_BSO_DB_USER/PASSWORD."""
+run on the backend of $ZBSO_TEST_BACKEND; on PostgreSQL and MariaDB also
+ZEUS_BSO_DB_USER/PASSWORD."""
 
 import os
 import tempfile
@@ -118,7 +119,7 @@ class ConfigTest(unittest.TestCase):
     def test_flags_win_over_environment(self):
         # The environment names an unsupported database and a bad log level; --db and
         # --log-level override them, so the server starts.
-        srv = self.start(env={"ZEUS_BSO_DATABASE_URL": "mysql://nowhere/db"},
+        srv = self.start(env={"ZEUS_BSO_DATABASE_URL": "mssql://nowhere/db"},
                          args=["--log-level", "ERROR"])
         self.assertEqual(self.status(srv), 404)
 
@@ -143,25 +144,27 @@ class ConfigTest(unittest.TestCase):
         else:
             self.assertEqual(srv.db.tables(), [])
 
-    if BACKEND == "postgresql":
-        # SQLite URLs have no user or password, so this exists on PostgreSQL only.
+    if BACKEND in ("postgresql", "mysql"):
+        # SQLite URLs have no user or password, so this exists on PostgreSQL and MariaDB.
         def test_db_user_and_password_fill_the_url(self):
             """ZEUS_BSO_DB_USER / ZEUS_BSO_DB_PASSWORD fill a URL that lacks them (SPEC §5);
             a wrong password is refused at start, naming the database but not the
-            password."""
+            password. On MariaDB the URL is spelled as Zeus's docker-compose spells it
+            (mysql+asyncmy://)."""
             env_db = new_database(self.tmp)
             self.addCleanup(env_db.close)
             u = urllib.parse.urlsplit(env_db.url)
-            bare = f"postgresql://{u.hostname}:{u.port}{u.path}"
+            scheme = "postgresql" if BACKEND == "postgresql" else "mysql+asyncmy"
+            bare = f"{scheme}://{u.hostname}:{u.port}{u.path}"
             srv = Server(tmpdir=self.tmp, env={
                 "ZEUS_BSO_DATABASE_URL": bare, "ZEUS_BSO_DB_USER": u.username,
                 "ZEUS_BSO_DB_PASSWORD": urllib.parse.unquote(u.password)})
             self.addCleanup(srv.close)
             srv.pass_db = False
             srv.start()
-            r = srv.request("POST", "/jobs", body=job_spec(job_id="itest-pg"))
+            r = srv.request("POST", "/jobs", body=job_spec(job_id="itest-env-user"))
             self.assertEqual(r.status, 201, r)
-            self.assertEqual([j["job_id"] for j in env_db.rows("jobs")], ["itest-pg"])
+            self.assertEqual([j["job_id"] for j in env_db.rows("jobs")], ["itest-env-user"])
             self.assertEqual(srv.terminate(), 0, srv.log_tail())
             wrong = "wrong-Pa55word"
             r = run_cli(["serve", "--port", "0"], cwd=self.tmp, timeout=60, env={

@@ -6,8 +6,9 @@ and SIGHUP. Standard library only; traffic only to loopback addresses (all of 12
 is loopback: clients bind 127.x.y.z source addresses to stay under the per-address
 limit).
 
-On PostgreSQL (integration/pg/test_hostile) the classes whose outcome depends on the
-store run: the smuggling check, auth order and the drain under load."""
+On PostgreSQL and MariaDB (integration/pg/test_hostile, integration/mysql/test_hostile) the
+classes whose outcome depends on the store run: the smuggling check, auth order and the
+drain under load."""
 
 import http.client
 import json

@@ -1,10 +1,10 @@
 """test_jobs_cli.py: `zbso jobs` (SPEC §1.2) end to end on $ZBSO_TEST_BACKEND: a real server
 runs a seeded workload (workload.py), then every subcommand in every format, through the
 server (--server) and straight from the database (--db), is checked against the rows read
-from the database itself (sqlite3 on SQLite, psql on PostgreSQL): trials, curve points,
-arms, counts and the savings as SPEC §5 "Savings" defines them, recomputed here. Also:
-both sources print the same bytes, every page is followed, unknown jobs and trials, usage
-errors, the token, and rm."""
+from the database itself (sqlite3 on SQLite, psql on PostgreSQL, the mariadb client on
+MariaDB): trials, curve points, arms, counts and the savings as SPEC §5 "Savings" defines
+them, recomputed here. Also: both sources print the same bytes, every page is followed,
+unknown jobs and trials, usage errors, the token, and rm."""
 
 import csv
 import io
@@ -58,13 +58,16 @@ class Db:
                 if r["job_id"] == job_id and r["trial_number"] == tn]
 
     def arms(self, job_id):
-        """The arms, with PostgreSQL's column names (param_mean, param_precision) as
-        SQLite's (mean, precision)."""
+        """The arms, with PostgreSQL's and MariaDB's column names (param_mean,
+        param_precision) as SQLite's (mean, precision). MariaDB's DOUBLE holds no
+        infinity: an infinite precision is stored there as NULL (src/store/mysql_ops.c)."""
         rows = [r for r in self.db.rows("arms", "job_id, batch_size") if r["job_id"] == job_id]
         for r in rows:
             for name in ("mean", "precision"):
                 if "param_" + name in r:
                     r[name] = r.pop("param_" + name)
+            if self.db.kind == "mysql" and r["precision"] is None:
+                r["precision"] = math.inf
         return rows
 
 

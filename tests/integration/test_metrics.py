@@ -3,7 +3,7 @@ checker (`promtool check metrics`) passes on the text after traffic; counters mo
 exactly what a known sequence of requests did (requests by route, method and status,
 dispatches, ends, a lease expiry, reported energy and time); each route's histogram
 counts its requests; the bearer token; per-job series only with --metrics-per-job (job
-ids escaped); PostgreSQL reruns counted. promtool comes from $ZBSO_PROMTOOL or PATH
+ids escaped); PostgreSQL and MariaDB reruns counted. promtool comes from $ZBSO_PROMTOOL or PATH
 (scripts/setup.sh installs it); without it the tests fail, never skip."""
 
 import concurrent.futures
@@ -16,7 +16,7 @@ import time
 import unittest
 import urllib.parse
 
-from zbsoserver import BACKEND, Server, job_spec, run_cli
+from zbsoserver import BACKEND, Server, db_ctl, job_spec, run_cli
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 TOKEN = "metrics-t0ken"
@@ -253,12 +253,13 @@ class CountersTest(MetricsCase):
         self.assertEqual(after.types["zbso_http_request_duration_seconds"], "histogram")
 
     def test_reruns(self):
-        # Identical registrations at once: on PostgreSQL each finds the job missing and
-        # inserts it, and the loser's unit meets the winner's row and runs again (then
-        # answers 200). SQLite's one writer never reruns a unit.
+        # Identical registrations at once: on PostgreSQL and MariaDB each finds the job
+        # missing and inserts it, and the loser's unit meets the winner's row and runs
+        # again (then answers 200). SQLite's one writer never reruns a unit.
         srv = self.start()
         reruns = 0
-        for rnd in range(20 if BACKEND == "postgresql" else 3):
+        served = BACKEND in ("postgresql", "mysql")
+        for rnd in range(20 if served else 3):
             spec = job_spec(job_id=f"itest-race-{rnd}")
             with concurrent.futures.ThreadPoolExecutor(8) as pool:
                 codes = sorted(pool.map(lambda _: srv.request("POST", "/jobs",
@@ -267,31 +268,26 @@ class CountersTest(MetricsCase):
             reruns = self.scrape(srv).get("zbso_store_reruns_total")
             if reruns > 0:
                 break
-        if BACKEND == "postgresql":
+        if served:
             self.assertGreater(reruns, 0)
         else:
             self.assertEqual(reruns, 0)
 
 
 class OutageTest(MetricsCase):
-    def pgctl(self, *args):
-        r = subprocess.run([os.environ["ZBSO_PG_CTL"], *args], capture_output=True,
-                           text=True, timeout=120)
-        self.assertEqual(r.returncode, 0, f"pgctl {args}: {r.stdout}{r.stderr}")
-
     def test_scrape_while_the_database_is_down(self):
         # The scrape still answers without its database: zbso_store_readable 0, no
-        # zbso_jobs or zbso_trials, everything else as before (PostgreSQL stopped). A SQLite
-        # file is always readable to the process that has it open.
+        # zbso_jobs or zbso_trials, everything else as before (PostgreSQL or MariaDB
+        # stopped). A SQLite file is always readable to the process that has it open.
         srv = self.start()
         self.post(srv, "/jobs", job_spec(job_id="itest-down"), 201)
         m = self.scrape(srv)
         self.assertEqual((m.get("zbso_store_readable"), m.get("zbso_jobs")), (1, 1))
-        if BACKEND != "postgresql":
+        if BACKEND not in ("postgresql", "mysql"):
             return
-        self.pgctl("stop")
+        db_ctl("stop")
         down = [True]
-        self.addCleanup(lambda: down[0] and self.pgctl("start"))
+        self.addCleanup(lambda: down[0] and db_ctl("start"))
         m = self.scrape(srv)
         promtool_check(self, m.text)
         self.assertEqual(m.get("zbso_store_readable"), 0)
@@ -300,7 +296,7 @@ class OutageTest(MetricsCase):
         self.assertEqual(m.get("zbso_http_requests_total", route="/jobs", method="POST",
                                code="201"), 1)
         self.assertGreater(m.get("process_resident_memory_bytes"), 0)
-        self.pgctl("start")
+        db_ctl("start")
         down[0] = False
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

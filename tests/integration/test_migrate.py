@@ -1,7 +1,14 @@
 """test_migrate.py: `zbso migrate` and the schema check of `zbso serve` (SPEC §4): --sql
 touches no database, an older schema is refused with a message naming `zbso migrate`,
-migrating (or serve --migrate) fixes it, unsupported URL schemes name the supported ones.
-On the backend of $ZBSO_TEST_BACKEND (a SQLite file or a fresh PostgreSQL database)."""
+migrating (or serve --migrate) fixes it, a newer schema and a database of someone else's
+tables are refused, unsupported URL schemes name the supported ones. On the backend of
+$ZBSO_TEST_BACKEND (a SQLite file, or a fresh PostgreSQL or MariaDB database).
+
+MariaDB's schema history starts at version 1 and has one step after it (power profiles,
+BeforeProfiles, which every backend runs); the tests of the older versions with data in
+them (OlderVersions) run on SQLite and PostgreSQL, and MariaDB runs FirstVersion instead:
+an empty database (version 0) migrated to the latest, and `zbso migrate --sql`'s output
+applied by the mariadb client."""
 
 import os
 import sqlite3
@@ -9,7 +16,7 @@ import subprocess
 import tempfile
 import unittest
 
-from zbsoserver import ZBSO_BIN, Server, clean_env, job_spec, new_database, run_cli
+from zbsoserver import BACKEND, ZBSO_BIN, Server, clean_env, job_spec, new_database, run_cli
 
 SCHEMA_TABLES = {"jobs", "trials", "arms"}
 # The schema version before trials.request_key (the idempotency keys), per backend.
@@ -21,7 +28,9 @@ BEFORE_PROFILES = {"sqlite": 5, "postgresql": 4, "mysql": 1}
 LATEST_VERSION = {"sqlite": 6, "postgresql": 5, "mysql": 2}
 
 
-class MigrateTest(unittest.TestCase):
+class MigrateCase(unittest.TestCase):
+    """A fresh database of the backend per test, and ways to touch it behind zbso's back."""
+
     def setUp(self):
         tmp = tempfile.TemporaryDirectory(prefix="zbso-mig-")
         self.addCleanup(tmp.cleanup)
@@ -33,7 +42,7 @@ class MigrateTest(unittest.TestCase):
     def assert_untouched(self):
         """Nothing was written: no file in the directory, no SQLite file, no table."""
         self.assertEqual(os.listdir(self.tmp), [])
-        if self.database.kind == "postgresql":
+        if self.database.kind != "sqlite":
             self.assertEqual(self.database.tables(), [])
 
     def serve_once(self, *args):
@@ -45,6 +54,29 @@ class MigrateTest(unittest.TestCase):
         except subprocess.TimeoutExpired as e:
             self.fail(f"serve kept running on an old schema: {e.stdout!r}")
 
+    def write_sql(self, sql):
+        """Runs sql on the test's database, behind zbso's back."""
+        if self.database.kind == "postgresql":
+            self.database.psql(sql)
+            return
+        if self.database.kind == "mysql":
+            self.database.sql(sql)
+            return
+        conn = sqlite3.connect(self.database.path)
+        try:
+            conn.executescript(sql)
+        finally:
+            conn.close()
+
+    def set_version(self, version):
+        """Writes schema version into the database, as a zbso of that version would."""
+        if self.database.kind == "sqlite":
+            self.write_sql(f"PRAGMA user_version = {version};")
+        else:
+            self.write_sql(f"UPDATE zbso_schema SET version = {version};")
+
+
+class MigrateTest(MigrateCase):
     def test_sql_prints_schema_and_touches_nothing(self):
         r = run_cli(["migrate", "--sql"], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -66,6 +98,78 @@ class MigrateTest(unittest.TestCase):
                 self.assertNotEqual(rest.stdout, full.stdout)
                 self.assert_untouched()
 
+    def test_newer_schema_refused(self):
+        """A database of a newer zbso (its schema version past this binary's) is refused
+        by serve and by migrate, naming both versions, and left as it was."""
+        latest = LATEST_VERSION[self.database.kind]
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.set_version(latest + 1)
+        before = self.database.snapshot()
+        r = self.serve_once()
+        self.assertNotEqual(r.returncode, 0)
+        self.assertNotIn("listening", r.stdout)
+        want = f"has schema version {latest + 1}, newer than this binary's {latest}"
+        self.assertIn(want, r.stderr)
+        self.assertIn("use a newer zbso", r.stderr)
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn(want, r.stderr)
+        self.assertEqual(self.database.snapshot(), before)
+
+    def test_foreign_tables_refused(self):
+        """A database that holds tables but no zbso schema is someone else's: serve and
+        migrate refuse it and create nothing in it."""
+        self.write_sql("CREATE TABLE other (x INTEGER);")
+        r = self.serve_once()
+        self.assertNotEqual(r.returncode, 0)
+        self.assertNotIn("listening", r.stdout)
+        self.assertIn("holds tables but no zbso schema", r.stderr)
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn("holds tables but no zbso schema", r.stderr)
+        self.assertEqual(self.database.tables(), ["other"])
+
+    def test_new_database_created_by_serve(self):
+        srv = Server(tmpdir=self.tmp, db_name="fresh.db")
+        self.addCleanup(srv.close)
+        self.assertEqual(srv.db.tables() if srv.db.kind != "sqlite" else [], [])
+        srv.start()
+        if srv.db.kind == "sqlite":
+            self.assertTrue(os.path.exists(os.path.join(self.tmp, "fresh.db")))
+        self.assertEqual(SCHEMA_TABLES - set(srv.db.tables()), set())
+        self.assertEqual(srv.request("POST", "/jobs", body=job_spec(job_id="itest-n")).status,
+                         201)
+        self.assertEqual([j["job_id"] for j in srv.rows("jobs")], ["itest-n"])
+
+    def test_unsupported_scheme_names_supported_ones(self):
+        url = "mssql+pyodbc://u:p@localhost/zeus"
+        for args in (["migrate", "--db", url], ["migrate", "--sql", "--db", url],
+                     ["serve", "--port", "0", "--db", url]):
+            with self.subTest(" ".join(args[:2])):
+                r = run_cli(args, cwd=self.tmp, timeout=30)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("mssql+pyodbc", r.stderr)
+                self.assertIn("sqlite:///", r.stderr)
+                self.assertIn("postgresql://", r.stderr)
+                self.assertIn("mysql://", r.stderr)
+        self.assertEqual(os.listdir(self.tmp), [])
+
+    def test_bad_versions(self):
+        for args, word in ((["migrate", "--to", "x"], "'x'"),
+                           (["migrate", "--to", "-1"], "'-1'"),
+                           (["migrate", "--to", "999", "--db", self.url], "999"),
+                           (["migrate", "--from", "1"], "--from")):
+            with self.subTest(" ".join(args)):
+                r = run_cli(args, cwd=self.tmp)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(word, r.stderr)
+        self.assert_untouched()
+
+
+class OlderVersions:
+    """SQLite and PostgreSQL: databases at older versions, with data in them."""
+
     def test_old_schema_refused_then_migrated(self):
         r = run_cli(["migrate", "--to", "1", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -86,17 +190,6 @@ class MigrateTest(unittest.TestCase):
         # Migrating a current database again is a no-op that succeeds.
         r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
-
-    def write_sql(self, sql):
-        """Runs sql on the test's database, behind zbso's back."""
-        if self.database.kind == "postgresql":
-            self.database.psql(sql)
-            return
-        conn = sqlite3.connect(self.database.path)
-        try:
-            conn.executescript(sql)
-        finally:
-            conn.close()
 
     def test_previous_version_keeps_its_data_and_gains_request_key(self):
         """A database one version behind (before trials.request_key) with a job and a trial
@@ -212,6 +305,23 @@ class MigrateTest(unittest.TestCase):
                           for p in self.database.rows("reports", "epoch")],
                          [(1, 1.5, 10.0, 0.5), (2, 3.0, 20.0, 0.95)])
 
+    def test_serve_migrate_flag_upgrades(self):
+        r = run_cli(["migrate", "--to", "1", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        srv = Server(tmpdir=self.tmp, database=self.database, args=["--migrate"])
+        self.addCleanup(srv.close)
+        srv.start()
+        self.assertEqual(srv.request("POST", "/jobs", body=job_spec()).status, 201)
+        srv.kill()
+        # Upgraded for good: a plain serve now starts.
+        srv.args = []
+        srv.start()
+        self.assertTrue(srv.healthy())
+
+
+class BeforeProfiles:
+    """Every backend: the version before power profiles."""
+
     def test_version_before_profiles_gains_power_profiles(self):
         """A database at the version before power profiles: migrate keeps its job and adds
         the power_profiles table, and the server then stores and reads a profile."""
@@ -235,52 +345,63 @@ class MigrateTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"schema version {latest} -> {latest}", r.stdout + r.stderr)
 
-    def test_serve_migrate_flag_upgrades(self):
-        r = run_cli(["migrate", "--to", "1", "--db", self.url], cwd=self.tmp)
+
+
+class FirstVersion:
+    """MariaDB: what its schema history has from version 0 (an empty database)."""
+
+    def test_empty_database_migrated_to_latest(self):
+        latest = LATEST_VERSION["mysql"]
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
-        srv = Server(tmpdir=self.tmp, database=self.database, args=["--migrate"])
+        self.assertIn(f"schema version 0 -> {latest}", r.stdout + r.stderr)
+        self.assertEqual(SCHEMA_TABLES - set(self.database.tables()), set())
+        self.assertEqual(self.database.rows("zbso_schema"), [{"version": latest}])
+        # Again: nothing to do, nothing changed.
+        before = self.database.snapshot()
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"schema version {latest} -> {latest}", r.stdout + r.stderr)
+        self.assertEqual(self.database.snapshot(), before)
+        srv = Server(tmpdir=self.tmp, database=self.database)
         self.addCleanup(srv.close)
         srv.start()
         self.assertEqual(srv.request("POST", "/jobs", body=job_spec()).status, 201)
-        srv.kill()
-        # Upgraded for good: a plain serve now starts.
-        srv.args = []
-        srv.start()
-        self.assertTrue(srv.healthy())
+        self.assertEqual(srv.terminate(), 0)
+        # The latest is the last; --to one beyond does not exist and touches nothing.
+        r = run_cli(["migrate", "--to", str(latest + 1), "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(f"--to {latest + 1} is beyond the latest mysql schema version {latest}",
+                      r.stderr)
+        self.assertEqual([j["job_id_prefix"] for j in self.database.rows("jobs")], ["itest"])
 
-    def test_new_database_created_by_serve(self):
-        srv = Server(tmpdir=self.tmp, db_name="fresh.db")
-        self.addCleanup(srv.close)
-        self.assertEqual(srv.db.tables() if srv.db.kind == "postgresql" else [], [])
-        srv.start()
-        if srv.db.kind == "sqlite":
-            self.assertTrue(os.path.exists(os.path.join(self.tmp, "fresh.db")))
-        self.assertEqual(SCHEMA_TABLES - set(srv.db.tables()), set())
-        self.assertEqual(srv.request("POST", "/jobs", body=job_spec(job_id="itest-n")).status,
-                         201)
-        self.assertEqual([j["job_id"] for j in srv.rows("jobs")], ["itest-n"])
-
-    def test_unsupported_scheme_names_supported_ones(self):
-        for args in (["migrate", "--db", "mysql://u:p@localhost/zeus"],
-                     ["migrate", "--sql", "--db", "mysql://u:p@localhost/zeus"],
-                     ["serve", "--port", "0", "--db", "mysql://u:p@localhost/zeus"]):
-            with self.subTest(" ".join(args[:2])):
-                r = run_cli(args, cwd=self.tmp, timeout=30)
-                self.assertEqual(r.returncode, 2, r.stderr)
-                self.assertIn("mysql", r.stderr)
-                self.assertIn("sqlite:///", r.stderr)
-        self.assertEqual(os.listdir(self.tmp), [])
-
-    def test_bad_versions(self):
-        for args, word in ((["migrate", "--to", "x"], "'x'"),
-                           (["migrate", "--to", "-1"], "'-1'"),
-                           (["migrate", "--to", "999", "--db", self.url], "999"),
-                           (["migrate", "--from", "1"], "--from")):
-            with self.subTest(" ".join(args)):
-                r = run_cli(args, cwd=self.tmp)
-                self.assertEqual(r.returncode, 2, r.stderr)
-                self.assertIn(word, r.stderr)
+    def test_sql_applied_by_the_client_is_the_schema(self):
+        """`zbso migrate --sql` (from 0) run by the mariadb client makes the schema zbso
+        expects: migrate then finds the latest version and the server starts on it."""
+        latest = LATEST_VERSION["mysql"]
+        r = run_cli(["migrate", "--sql", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("GET_LOCK", r.stdout)
         self.assert_untouched()
+        self.database.sql(r.stdout)
+        self.assertEqual(self.database.rows("zbso_schema"), [{"version": latest}])
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"schema version {latest} -> {latest}", r.stdout + r.stderr)
+        srv = Server(tmpdir=self.tmp, database=self.database)
+        self.addCleanup(srv.close)
+        srv.start()
+        self.assertEqual(srv.request("POST", "/jobs", body=job_spec()).status, 201)
+        # --sql --from the latest: nothing left to create.
+        r = run_cli(["migrate", "--sql", "--from", str(latest), "--db", self.url],
+                    cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("CREATE TABLE", r.stdout)
+
+
+class VersionsTest(MigrateCase, BeforeProfiles,
+                   FirstVersion if BACKEND == "mysql" else OlderVersions):
+    """The version tests of this backend's schema history."""
 
 
 if __name__ == "__main__":

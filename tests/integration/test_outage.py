@@ -1,11 +1,13 @@
-"""test_outage.py: PostgreSQL stops for 5 s under load (SPEC §3.7, §4, §6). While it is
-down `zbso serve` answers 503 with Retry-After (raw HTTP probes), stays alive, and after
-PostgreSQL is back it reconnects by itself. Eight keep-alive clients play the training
-protocol throughout, retrying 503s after their Retry-After; a child process drives the C
-client libzbso through the Python binding (python/zbso, fake NVML) with a retry budget of
-45 s ($ZBSO_CLIENT_RETRY_TIMEOUT), and its calls made during the outage succeed once
-PostgreSQL is back, without an error reaching the training script. Nothing acknowledged is
-lost, and SIGTERM still exits 0. PostgreSQL only: run under tests/pg/with_pg.sh."""
+"""test_outage.py: the database server (PostgreSQL or MariaDB) stops for 5 s under load
+(SPEC §3.7, §4, §6). While it is down `zbso serve` answers 503 with Retry-After (raw HTTP
+probes), stays alive, and after the database is back it reconnects by itself. Eight
+keep-alive clients play the training protocol throughout, retrying 503s after their
+Retry-After; a child process drives the C client libzbso through the Python binding
+(python/zbso, fake NVML) with a retry budget of 45 s ($ZBSO_CLIENT_RETRY_TIMEOUT), and its
+calls made during the outage succeed once the database is back, without an error reaching
+the training script. Nothing acknowledged is lost, and SIGTERM still exits 0. Run under
+tests/pg/with_pg.sh (ZBSO_TEST_BACKEND=postgresql) or tests/mysql/with_mysql.sh
+(ZBSO_TEST_BACKEND=mysql); SQLite has no server to stop."""
 
 import json
 import os
@@ -16,12 +18,12 @@ import threading
 import time
 import unittest
 
-from zbsoserver import BACKEND, PgDatabase, Server, require_backend
+from zbsoserver import BACKEND, Server, db_ctl, new_database, require_backend
 import workload as wl
 
 OUTAGE_S = 5.0
 PROBE_EVERY_S = 0.2
-RECONNECT_LIMIT_S = 30.0   # PostgreSQL back -> zbso serve answers 2xx again, at most
+RECONNECT_LIMIT_S = 30.0   # the database back -> zbso serve answers 2xx again, at most
 CLIENT_RETRY_S = 45        # libzbso's retry budget here (covers the outage with margin)
 BINDING_CHILDREN = 3       # training scripts on the binding, side by side
 WAIT_S = 60.0              # bound of every other wait
@@ -79,32 +81,28 @@ while not os.path.exists(stop_file):
 class OutageTest(unittest.TestCase):
     def setUp(self):
         require_backend()
-        if BACKEND != "postgresql":
-            raise AssertionError("test_outage needs ZBSO_TEST_BACKEND=postgresql "
-                                 "under tests/pg/with_pg.sh")
+        if BACKEND not in ("postgresql", "mysql"):
+            raise AssertionError("test_outage needs ZBSO_TEST_BACKEND=postgresql under "
+                                 "tests/pg/with_pg.sh or mysql under "
+                                 "tests/mysql/with_mysql.sh")
         for k in ("ZBSO_LIBRARY", "ZBSO_NVML_LIBRARY", "ZBSO_PYTHON_DIR"):
             if not os.path.exists(os.environ.get(k, "")):
                 raise AssertionError(f"{k}={os.environ.get(k)!r} does not exist")
         tmp = tempfile.TemporaryDirectory(prefix="zbso-outage-")
         self.addCleanup(tmp.cleanup)
         self.tmp = tmp.name
-        self.db = PgDatabase()
+        self.db = new_database(self.tmp)
         self.addCleanup(self.db.close)
         self.srv = Server(tmpdir=self.tmp, database=self.db)
         self.addCleanup(self.srv.close)
         self.srv.start()
-        self.pg_down = False
-        self.addCleanup(self.pg_start_if_down)
+        self.db_down = False
+        self.addCleanup(self.db_start_if_down)
 
-    def pgctl(self, *args):
-        r = subprocess.run([os.environ["ZBSO_PG_CTL"], *args], capture_output=True,
-                           text=True, timeout=WAIT_S)
-        self.assertEqual(r.returncode, 0, f"pgctl {args}: {r.stdout}{r.stderr}")
-
-    def pg_start_if_down(self):
-        if self.pg_down:
-            self.pgctl("start")
-            self.pg_down = False
+    def db_start_if_down(self):
+        if self.db_down:
+            db_ctl("start", timeout=WAIT_S)
+            self.db_down = False
 
     def alive(self):
         self.assertIsNone(self.srv.proc.poll(), "zbso serve died:\n" + self.srv.log_tail())
@@ -176,7 +174,7 @@ class OutageTest(unittest.TestCase):
             self.alive()
             time.sleep(0.05)
 
-    def test_postgresql_down_5_s_under_load(self):
+    def test_database_down_5_s_under_load(self):
         srv = self.srv
         self.specs = wl.seeded_specs("outage", 3)
         load = wl.Workload([lambda: (srv.host, srv.port)], self.specs, threads=8,
@@ -196,8 +194,8 @@ class OutageTest(unittest.TestCase):
 
         # -- the outage ------------------------------------------------------------------
         t_stop0, w_stop0 = time.monotonic(), time.time()
-        self.pgctl("stop", "fast")
-        self.pg_down = True
+        db_ctl("stop", "fast", timeout=WAIT_S)
+        self.db_down = True
         t_stop1, w_stop1 = time.monotonic(), time.time()
         probes = []
         while time.monotonic() < t_stop1 + OUTAGE_S:
@@ -206,8 +204,8 @@ class OutageTest(unittest.TestCase):
             time.sleep(PROBE_EVERY_S)
         self.alive()
         t_start0, w_start0 = time.monotonic(), time.time()
-        self.pgctl("start")
-        self.pg_down = False
+        db_ctl("start", timeout=WAIT_S)
+        self.db_down = False
         t_start1 = time.monotonic()
 
         # -- recovery without restarting zbso serve --------------------------------------
@@ -245,7 +243,8 @@ class OutageTest(unittest.TestCase):
             self.check_outcome(figures, load, probes, child_rcs, t_stop0, t_stop1, t_start0,
                                t_start1, t_back, w_start0)
         finally:
-            print("\n[outage] " + json.dumps(figures, sort_keys=True), flush=True)
+            print(f"\n[outage] backend={BACKEND} " + json.dumps(figures, sort_keys=True),
+                  flush=True)
         self.alive()
         self.assertEqual(srv.terminate(), 0, srv.log_tail())
 
@@ -255,14 +254,14 @@ class OutageTest(unittest.TestCase):
         # -- what the probes saw ---------------------------------------------------------
         down = [p for p in probes if p[0] >= t_stop1]
         figures.update({"outage_s": round(t_start0 - t_stop1, 2),
-                   "pg_stop_s": round(t_stop1 - t_stop0, 2),
-                   "pg_start_s": round(t_start1 - t_start0, 2),
+                   "db_stop_s": round(t_stop1 - t_stop0, 2),
+                   "db_start_s": round(t_start1 - t_start0, 2),
                    "reconnect_after_start_s": round(t_back - t_start1, 2),
                    "probes_while_down": len(down),
                    "probe_statuses": sorted({p[2] for p in down})})
         self.assertGreaterEqual(len(down), 10, figures)
         for _, what, status, retry_after, r in down:
-            self.assertEqual(status, 503, f"{what} while PostgreSQL was down: {r}")
+            self.assertEqual(status, 503, f"{what} while the database was down: {r}")
             self.assertIsNotNone(retry_after, f"{what}: 503 without Retry-After: {r}")
             self.assertTrue(retry_after.isdigit() and int(retry_after) >= 1, retry_after)
             self.assertEqual(list(r.json.keys()), ["message"], r)
@@ -278,7 +277,7 @@ class OutageTest(unittest.TestCase):
         self.assertGreater(len(n503), 0, "the clients never met the outage")
         for r in n503:
             self.assertTrue((r.headers.get("Retry-After") or "").isdigit(), r)
-            # A 503 answers a request begun before PostgreSQL was back.
+            # A 503 answers a request begun before the database was back.
             self.assertLess(r.t0, t_back, r)
             self.assertGreater(r.t1, t_stop0, r)
         problems = wl.check_log(load.records, complete=False)
@@ -297,7 +296,7 @@ class OutageTest(unittest.TestCase):
             self.assertEqual(child_rcs[i], 0, f"binding child {i} exit {child_rcs[i]}: "
                              f"{failed[:3]}\n" + self.child_stderr(i))
             self.assertEqual(failed, [])
-            # Calls in flight when PostgreSQL was started again: they were made or retried
+            # Calls in flight when the database was started again: they were made or retried
             # while it was down and waited the outage out. Each child is always in a call
             # or a sleep of at most 0.15 s, so each has one.
             rode = [e for e in calls if e["t0"] < w_start0 < e["t1"]]

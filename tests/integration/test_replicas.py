@@ -1,9 +1,10 @@
 """test_replicas.py: several `zbso serve` replicas on one database decide as one serial
 server would (SPEC §3.7): 32 concurrent keep-alive clients on 5 seeded jobs that reach the
-MAB stage, spread over 3 replicas on PostgreSQL (1 server on SQLite, which has one writer
-process). No 5xx, no trial number handed out twice, every acknowledged change stored, and
-each job's answers, ordered by X-Zbso-Job-Version, equal a serial replay on a fresh server.
-A self-test shows the checks catch corrupted logs (stale decisions, duplicate trials)."""
+MAB stage, spread over 3 replicas on PostgreSQL and MariaDB (1 server on SQLite, which has
+one writer process). No 5xx, no trial number handed out twice, every acknowledged change
+stored, and each job's answers, ordered by X-Zbso-Job-Version, equal a serial replay on a
+fresh server. A self-test shows the checks catch corrupted logs (stale decisions,
+duplicate trials)."""
 
 import json
 import os
@@ -14,7 +15,7 @@ import unittest
 from zbsoserver import BACKEND, Server, new_database, require_backend
 import workload as wl
 
-REPLICAS = 3 if BACKEND == "postgresql" else 1
+REPLICAS = 3 if BACKEND in ("postgresql", "mysql") else 1
 THREADS = 32
 JOBS = 5
 DURATION_S = 10.0

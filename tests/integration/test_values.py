@@ -1,9 +1,10 @@
-"""test_values.py: bad values against a real `zbso serve` (SQLite, or PostgreSQL under
-tests/pg/with_pg.sh): reports whose cost is not finite (or too large or small for the arms'
-statistics) and priors out of range are refused with 422 naming the field, a job whose
-database already holds such a measurement (planted here as an older zbso stored it) keeps
-answering, a job id with a NUL (%00) or bytes that are not UTF-8 in the query is refused
-without touching any job, and "job_id": "" is refused as Zeus refuses it."""
+"""test_values.py: bad values against a real `zbso serve` (SQLite, PostgreSQL under
+tests/pg/with_pg.sh, or MariaDB under tests/mysql/with_mysql.sh): reports whose cost is
+not finite (or too large or small for the arms' statistics) and priors out of range are
+refused with 422 naming the field, a job whose database already holds such a measurement
+(planted here as an older zbso stored it) keeps answering, a job id with a NUL (%00) or
+bytes that are not UTF-8 in the query is refused without touching any job, and
+"job_id": "" is refused as Zeus refuses it."""
 
 import sqlite3
 import unittest
@@ -38,6 +39,8 @@ class BadValuesTest(ServerTestCase):
         self.srv.kill()
         if BACKEND == "postgresql":
             self.srv.db.psql(sql)
+        elif BACKEND == "mysql":
+            self.srv.db.sql(sql)
         else:
             conn = sqlite3.connect(self.srv.db_path, timeout=30)
             try:
@@ -144,7 +147,11 @@ class BadValuesTest(ServerTestCase):
         t2 = self.next_trial(job)
         self.assertEqual((t2["trial_number"], t2["batch_size"]), (2, 16))
         self.assertEqual(self.report(t2, 12.0, 900.0).status, 200)
-        inf = "'Infinity'::float8" if BACKEND == "postgresql" else "9e999"
+        # MariaDB's DOUBLE cannot hold an infinity (a literal past DBL_MAX is refused), so
+        # there the min cost that the older zbso set to trial 1's inf cost is planted as
+        # the largest double; trial 1's 1e308 s and 1e308 J still give an infinite cost.
+        inf = {"postgresql": "'Infinity'::float8",
+               "mysql": "1.7976931348623157e308"}.get(BACKEND, "9e999")
         self.plant(f"UPDATE trials SET time = 1e308, energy = 1e308 "
                    f"WHERE job_id = '{job}' AND trial_number = 1; "
                    f"UPDATE jobs SET min_cost = {inf} WHERE job_id = '{job}';")

@@ -2,10 +2,12 @@
 it over HTTP. Standard library only; each server gets its own temporary directory,
 database and port (--port 0), so tests may run in parallel.
 
-The backend comes from $ZBSO_TEST_BACKEND: "sqlite" (default) or "postgresql". The latter
-runs under tests/pg/with_pg.sh (ZBSO_PG_URL, ZBSO_PG_BIN, ZBSO_PG_CTL) and gives each
-Server a fresh database of that PostgreSQL; without them every test fails (never skips).
-Database.snapshot() and Database.rows() read the stored state the same way for both."""
+The backend comes from $ZBSO_TEST_BACKEND: "sqlite" (default), "postgresql" or "mysql".
+PostgreSQL runs under tests/pg/with_pg.sh (ZBSO_PG_URL, ZBSO_PG_BIN, ZBSO_PG_CTL), MariaDB
+under tests/mysql/with_mysql.sh (ZBSO_MYSQL_URL, ZBSO_MYSQL_BIN, ZBSO_MYSQL_CTL); each
+Server gets a fresh database of that server; without them every test fails (never skips).
+Database.snapshot() and Database.rows() read the stored state the same way for all three,
+and db_ctl() stops and starts the database server of the backend."""
 
 import http.client
 import itertools
@@ -18,10 +20,18 @@ import subprocess
 import tempfile
 import time
 import unittest
+import urllib.parse
 
 ZBSO_BIN = os.environ.get("ZBSO_BIN", "")
 BACKEND = os.environ.get("ZBSO_TEST_BACKEND", "sqlite") or "sqlite"
-BACKENDS = ("sqlite", "postgresql")
+BACKENDS = ("sqlite", "postgresql", "mysql")
+# The environment the runner of each server backend provides (with_pg.sh, with_mysql.sh).
+BACKEND_ENV = {
+    "postgresql": (("ZBSO_PG_URL", "ZBSO_PG_BIN", "ZBSO_PG_CTL"), "tests/pg/with_pg.sh",
+                   "ZBSO_PG_BIN", "psql"),
+    "mysql": (("ZBSO_MYSQL_URL", "ZBSO_MYSQL_BIN", "ZBSO_MYSQL_CTL"),
+              "tests/mysql/with_mysql.sh", "ZBSO_MYSQL_BIN", "mariadb"),
+}
 START_TIMEOUT_S = 60.0
 REQUEST_TIMEOUT_S = 60.0
 PSQL_TIMEOUT_S = 60.0
@@ -49,19 +59,36 @@ def run_cli(args, cwd, env=None, timeout=60):
 
 
 def require_backend():
-    """Fails (never skips) when $ZBSO_TEST_BACKEND is unknown, or is postgresql without the
-    PostgreSQL that tests/pg/with_pg.sh provides."""
+    """Fails (never skips) when $ZBSO_TEST_BACKEND is unknown, or is postgresql (mysql)
+    without the server that tests/pg/with_pg.sh (tests/mysql/with_mysql.sh) provides."""
     if BACKEND not in BACKENDS:
         raise AssertionError(f"ZBSO_TEST_BACKEND={BACKEND!r} is not one of {BACKENDS}")
-    if BACKEND == "postgresql":
-        missing = [k for k in ("ZBSO_PG_URL", "ZBSO_PG_BIN", "ZBSO_PG_CTL")
-                   if not os.environ.get(k)]
+    if BACKEND in BACKEND_ENV:
+        names, runner, bin_var, client = BACKEND_ENV[BACKEND]
+        missing = [k for k in names if not os.environ.get(k)]
         if missing:
-            raise AssertionError("ZBSO_TEST_BACKEND=postgresql needs " + ", ".join(missing)
-                                 + ": run the tests under tests/pg/with_pg.sh")
-        psql = os.path.join(os.environ["ZBSO_PG_BIN"], "psql")
-        if not os.access(psql, os.X_OK):
-            raise AssertionError(f"{psql} is not executable (ZBSO_PG_BIN)")
+            raise AssertionError(f"ZBSO_TEST_BACKEND={BACKEND} needs " + ", ".join(missing)
+                                 + f": run the tests under {runner}")
+        path = os.path.join(os.environ[bin_var], client)
+        if not os.access(path, os.X_OK):
+            raise AssertionError(f"{path} is not executable ({bin_var})")
+
+
+def db_ctl(*args, timeout=120):
+    """Runs the database server's controller of $ZBSO_TEST_BACKEND (tests/pg/pgctl.sh or
+    tests/mysql/myctl.sh: stop [fast|immediate], start, createdb NAME, ...); returns its
+    output. Raises AssertionError with the controller's message when it fails, and on
+    SQLite, which has no server."""
+    require_backend()
+    var = {"postgresql": "ZBSO_PG_CTL", "mysql": "ZBSO_MYSQL_CTL"}.get(BACKEND)
+    if var is None:
+        raise AssertionError(f"db_ctl{args}: the {BACKEND} backend has no database server")
+    r = subprocess.run([os.environ[var], *args], capture_output=True, text=True,
+                       timeout=timeout)
+    if r.returncode != 0:
+        raise AssertionError(f"{os.path.basename(os.environ[var])} {' '.join(args)} failed "
+                             f"({r.returncode}): {r.stdout}{r.stderr}")
+    return r.stdout
 
 
 # -- databases ---------------------------------------------------------------------------
@@ -181,12 +208,146 @@ class PgDatabase:
         self.psql(f"DROP DATABASE {self.name} WITH (FORCE)", url=self.admin_url)
 
 
+_my_names = itertools.count(1)
+_MY_INT_TYPES = ("tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year")
+_MY_FLOAT_TYPES = ("double", "float", "real", "decimal")
+
+
+class MysqlDatabase:
+    """A fresh, empty database of the MariaDB that tests/mysql/with_mysql.sh runs, made by
+    CREATE DATABASE as the user of $ZBSO_MYSQL_URL and dropped by close() (its
+    connections cut off). Read with the mariadb client (ZBSO_MYSQL_BIN) in batch mode:
+    each value travels as a tagged token (integers and doubles as MariaDB's shortest
+    exact text, strings and bytes in hex), so rows() gives values with their types and
+    snapshot() every stored byte."""
+
+    kind = "mysql"
+
+    def __init__(self):
+        require_backend()
+        self.name = f"zbso_it_{os.getpid()}_{next(_my_names)}"
+        self.admin_url = os.environ["ZBSO_MYSQL_URL"]
+        u = urllib.parse.urlsplit(self.admin_url)
+        if u.scheme != "mysql" or not u.path.strip("/") or u.port is None:
+            raise AssertionError(f"ZBSO_MYSQL_URL={self.admin_url!r} is not "
+                                 "mysql://USER:PASSWORD@HOST:PORT/DB")
+        self.admin_db = u.path.strip("/")
+        self.host, self.port = u.hostname, u.port
+        self.user = urllib.parse.unquote(u.username or "")
+        self.password = urllib.parse.unquote(u.password or "")
+        self.url = self.admin_url.rpartition("/")[0] + "/" + self.name
+        self.dropped = True
+        self.sql(f"CREATE DATABASE {self.name}", database=self.admin_db)
+        self.dropped = False
+
+    def sql(self, sql, timeout=PSQL_TIMEOUT_S, database=None):
+        """Runs sql (one or more statements) with the mariadb client on this database (or
+        database), batch mode without column names, raw (no escapes); returns its output.
+        Raises AssertionError with the client's message on failure."""
+        client = os.path.join(os.environ["ZBSO_MYSQL_BIN"], "mariadb")
+        r = subprocess.run([client, "--no-defaults", "--protocol=TCP", "-h", self.host,
+                            "-P", str(self.port), "-u", self.user, "--connect-timeout=10",
+                            "--default-character-set=utf8mb4",
+                            "--batch", "--raw", "--skip-column-names",
+                            "-D", database or self.name, "-e", sql],
+                           capture_output=True, text=True, timeout=timeout,
+                           env=clean_env({"MYSQL_PWD": self.password}))
+        if r.returncode != 0:
+            raise AssertionError(f"mariadb failed ({r.returncode}) on {sql!r}: {r.stderr}")
+        return r.stdout
+
+    def tables(self):
+        out = self.sql("SELECT table_name FROM information_schema.tables "
+                       "WHERE table_schema = DATABASE() ORDER BY table_name")
+        return out.split()
+
+    def columns(self, table):
+        """[(name, data_type, column_type)] of table, in their order."""
+        out = self.sql("SELECT column_name, data_type, column_type FROM "
+                       "information_schema.columns WHERE table_schema = DATABASE() AND "
+                       f"table_name = '{table}' ORDER BY ordinal_position")
+        cols = [tuple(line.split("\t")) for line in out.splitlines() if line]
+        if not cols:
+            raise AssertionError(f"table {table!r} not found in database {self.name}")
+        return cols
+
+    @staticmethod
+    def _token(name, data_type, column_type):
+        """SQL giving column name as one token: N (NULL), B0/B1 (BOOLEAN, MariaDB's
+        tinyint(1)), I<integer>, F<double> (F-0 for a negative zero), S<hex bytes>."""
+        c = f"`{name}`"
+        if column_type.startswith("tinyint(1)"):
+            v = f"CONCAT('B', {c} <> 0)"
+        elif data_type in _MY_INT_TYPES:
+            v = f"CONCAT('I', CAST({c} AS CHAR))"
+        elif data_type in _MY_FLOAT_TYPES:
+            v = (f"IF({c} = 0 AND ATAN2({c}, -1) < 0, 'F-0', "
+                 f"CONCAT('F', CAST({c} AS CHAR)))")
+        else:
+            v = f"CONCAT('S', HEX({c}))"
+        return f"IF({c} IS NULL, 'N', {v})"
+
+    @staticmethod
+    def _value(token):
+        tag, rest = token[:1], token[1:]
+        if tag == "N":
+            return None
+        if tag == "B":
+            return rest == "1"
+        if tag == "I":
+            return int(rest)
+        if tag == "F":
+            return float(rest)
+        if tag == "S":
+            raw = bytes.fromhex(rest)
+            try:
+                return raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return raw
+        raise AssertionError(f"unexpected token {token!r} from the mariadb client")
+
+    def _tokens(self, table, order_by):
+        cols = self.columns(table)
+        if order_by.strip().isdigit():  # a column's position, as on the other backends
+            order_by = f"`{cols[int(order_by) - 1][0]}`"
+        exprs = ", ".join(self._token(*c) for c in cols)
+        out = self.sql(f"SELECT {exprs} FROM `{table}` ORDER BY {order_by}")
+        return cols, [line.split("\t") for line in out.splitlines() if line]
+
+    def snapshot(self):
+        """Every row of every table, each as its columns' name=repr(value) (a double from
+        MariaDB's shortest exact text, so every bit of it; strings and bytes exact), the
+        rows sorted: {table: text}. Equal snapshots mean equal stored bytes of every
+        value."""
+        out = {}
+        for t in self.tables():
+            cols, rows = self._tokens(t, "1")
+            out[t] = "\n".join(sorted(
+                " ".join(f"{c[0]}={self._value(v)!r}" for c, v in zip(cols, row))
+                for row in rows))
+        return out
+
+    def rows(self, table, order_by="1"):
+        """The rows of table as dicts by column name, ordered by the SQL order_by."""
+        cols, rows = self._tokens(table, order_by)
+        return [{c[0]: self._value(v) for c, v in zip(cols, row)} for row in rows]
+
+    def close(self):
+        """Drops the database, cutting off its connections (a killed server's included)."""
+        if self.dropped:
+            return
+        self.dropped = True
+        db_ctl("dropdb", self.name)
+
+
 def new_database(tmpdir, db_name="x.db"):
     """A fresh database of $ZBSO_TEST_BACKEND: the SQLite file tmpdir/db_name, or a new
-    PostgreSQL database (db_name unused)."""
+    PostgreSQL or MariaDB database (db_name unused)."""
     require_backend()
     if BACKEND == "postgresql":
         return PgDatabase()
+    if BACKEND == "mysql":
+        return MysqlDatabase()
     return SqliteDatabase(os.path.join(tmpdir, db_name))
 
 
@@ -208,7 +369,8 @@ class Response:
 
 class Server:
     """A `zbso serve` subprocess on a fresh database of $ZBSO_TEST_BACKEND (or on database,
-    a SqliteDatabase/PgDatabase the caller owns, e.g. one shared by several servers).
+    a SqliteDatabase/PgDatabase/MysqlDatabase the caller owns, e.g. one shared by several
+    servers).
 
     start() waits for the listening line; request() sends one request on a fresh
     connection; kill() is SIGKILL; terminate() is SIGTERM and returns the exit status;

@@ -63,7 +63,8 @@ done
 dir="$(dirname "$ZBSO_MYSQL_CNF")"
 pidfile="$dir/mariadbd.pid"
 export MYSQL_PWD="$ZBSO_MYSQL_PASSWORD"
-client=(--no-defaults --protocol=TCP -h 127.0.0.1 -P "$ZBSO_MYSQL_PORT" -u "$ZBSO_MYSQL_USER")
+client=(--no-defaults --protocol=TCP -h 127.0.0.1 -P "$ZBSO_MYSQL_PORT" -u "$ZBSO_MYSQL_USER"
+        --default-character-set=utf8mb4)
 
 # A database name is an identifier here: letters, digits, '_'; no quoting needed.
 check_name() {

@@ -18,11 +18,18 @@ fail() {
     failures=$((failures + 1))
 }
 
-# running PORT: a server answers on 127.0.0.1:PORT.
+# running PORT PID: something listens on 127.0.0.1:PORT, or PID is still a mariadbd (not
+# a zombie waiting to be reaped).
 running() {
-    mariadb-admin --no-defaults --protocol=TCP -h 127.0.0.1 -P "$1" --connect-timeout=2 \
-        ping >/dev/null 2>&1
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+        return 0
+    fi
+    local stat
+    stat="$(cat "/proc/$2/stat" 2>/dev/null)" || return 1
+    [[ "$(cat "/proc/$2/comm" 2>/dev/null)" == mariadbd && "${stat##*) }" != Z* ]]
 }
+# Inside with_mysql.sh: the server's data dir, port and pid.
+facts='echo "$ZBSO_MYSQL_DATA $ZBSO_MYSQL_PORT $(cat "$(dirname "$ZBSO_MYSQL_CNF")/mariadbd.pid")"'
 
 # Inside: facts about the server for the checks below, then exit 3.
 inner='set -e
@@ -55,6 +62,7 @@ echo "$url" >"$1/fresh_url"
 "$ctl" stop immediate
 "$ctl" start
 "$ctl" sql -N --batch -e "SELECT group_concat(x ORDER BY x) FROM kept" >"$1/kept"
+cat "$(dirname "$ZBSO_MYSQL_CNF")/mariadbd.pid" >"$1/pid"
 # dropdb while a client sits in fresh_one with a transaction open
 "$ctl" sql -D fresh_one -e "CREATE TABLE t (x INT) ENGINE=InnoDB"
 "$ctl" sql -D fresh_one -e "BEGIN; SELECT * FROM t FOR UPDATE; SELECT SLEEP(60)" \
@@ -72,6 +80,7 @@ start_at="$(date +%s.%N)"
 "$here/with_mysql.sh" bash -c "$inner" inner "$tmp" || status=$?
 [[ $status -eq 3 ]] || fail "with_mysql.sh returned $status, not the command's 3"
 read -r data port bin <"$tmp/facts" || fail "no facts from inside"
+read -r server_pid <"$tmp/pid" || fail "no pid from inside"
 ready_s="$(python3 -c "print(f'{$(cat "$tmp/ready_at") - $start_at:.2f}')")"
 echo "with_mysql.sh: the command ran ${ready_s} s after with_mysql.sh started" \
     "(mariadb-install-db and the server's start)"
@@ -89,37 +98,35 @@ want="1	1	utf8mb4	0	127.0.0.1	300	1	zbso	zbso@%"
 [[ "$(cat "$tmp/dropped")" == 0 ]] || fail "dropdb left database fresh_one"
 [[ ! -e "$tmp/bad_name_ok" ]] || fail "createdb took the name bad-name"
 [[ ! -e "$data" ]] || fail "data dir $data was left behind"
-if running "$port"; then
-    fail "the server on port $port still runs"
+if running "$port" "$server_pid"; then
+    fail "the server on port $port (pid $server_pid) still runs"
 fi
 
 # SIGTERM to with_mysql.sh: the command is stopped, then the server, then the dir removed
-"$here/with_mysql.sh" bash -c 'echo "$ZBSO_MYSQL_DATA $ZBSO_MYSQL_PORT" >"$1/facts2"; sleep 60' \
-    x "$tmp" &
+"$here/with_mysql.sh" bash -c "$facts"' >"$1/facts2"; sleep 60' x "$tmp" &
 pid=$!
 for _ in $(seq 300); do
     [[ -s "$tmp/facts2" ]] && break
     sleep 0.1
 done
-read -r data port <"$tmp/facts2" || fail "no facts from the killed run"
+read -r data port server_pid <"$tmp/facts2" || fail "no facts from the killed run"
 kill -TERM "$pid"
 status=0
 wait "$pid" || status=$?
 [[ $status -eq 143 ]] || fail "with_mysql.sh killed by SIGTERM returned $status, not 143"
 [[ ! -e "$data" ]] || fail "data dir $data was left behind after SIGTERM"
-if running "$port"; then
-    fail "the server on port $port still runs after SIGTERM"
+if running "$port" "$server_pid"; then
+    fail "the server on port $port (pid $server_pid) still runs after SIGTERM"
 fi
 
 # SIGKILL to with_mysql.sh (no trap runs): its watchdog kills the server, removes the dir
-"$here/with_mysql.sh" bash -c 'echo "$ZBSO_MYSQL_DATA $ZBSO_MYSQL_PORT $$" >"$1/facts3"; sleep 60' \
-    x "$tmp" &
+"$here/with_mysql.sh" bash -c "$facts"' $$ >"$1/facts3"; sleep 60' x "$tmp" &
 pid=$!
 for _ in $(seq 300); do
     [[ -s "$tmp/facts3" ]] && break
     sleep 0.1
 done
-read -r data port inner_pid <"$tmp/facts3" || fail "no facts from the SIGKILLed run"
+read -r data port server_pid inner_pid <"$tmp/facts3" || fail "no facts from the SIGKILLed run"
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null || true
 kill -TERM "$inner_pid" 2>/dev/null || true
@@ -128,8 +135,8 @@ for _ in $(seq 150); do
     sleep 0.1
 done
 [[ ! -e "$data" ]] || fail "data dir $data was left behind after SIGKILL"
-if running "$port"; then
-    fail "the server on port $port still runs after SIGKILL"
+if running "$port" "$server_pid"; then
+    fail "the server on port $port (pid $server_pid) still runs after SIGKILL"
 fi
 
 # no MariaDB: a loud failure, and the command never runs

@@ -2,7 +2,9 @@
  * temp file per test) and memory://, read-only units included, plus sqlite's schema,
  * migration and reopen rules and its read snapshots. With --pg, the contract, reopening
  * and read snapshots against PostgreSQL instead (a fresh database per test), run under
- * tests/pg/with_pg.sh. Writes only under its own mkdtemp directory, which it removes. */
+ * tests/pg/with_pg.sh; with --mysql the same against MariaDB, under
+ * tests/mysql/with_mysql.sh. Writes only under its own mkdtemp directory, which it
+ * removes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../mysql/my_fresh.h"
 #include "../pg/pg_fresh.h"
 #include "core/rng.h"
 #include "store/store.h"
@@ -25,7 +28,8 @@ static char g_dir[64];        /* the temp directory */
 static char g_url[320];       /* the URL every generic test opens */
 static char g_path[256];      /* the sqlite file behind g_url, or "" for memory:// */
 static bool g_pg;             /* PostgreSQL: each open_fresh creates a database */
-static int g_pg_dbs;          /* databases created so far */
+static bool g_my;             /* MariaDB: each open_fresh creates a database */
+static int g_pg_dbs;          /* databases created so far (either server) */
 
 /* Removes the sqlite file and its WAL/shm companions. */
 static void remove_db(const char *path)
@@ -52,6 +56,12 @@ static store *open_fresh(void)
         if (pg_fresh_db(name, g_url, sizeof g_url) < 0)
             fail_msg("cannot create PostgreSQL database %s", name);
     }
+    if (g_my) {
+        char name[32];
+        snprintf(name, sizeof name, "contract_%d", g_pg_dbs++);
+        if (my_fresh_db(name, g_url, sizeof g_url) < 0)
+            fail_msg("cannot create MariaDB database %s", name);
+    }
     int rc = store_open(g_url, &opt, &st, &err);
     if (rc != 0)
         fail_msg("store_open(%s) = %d: %s", g_url, rc, err.msg);
@@ -75,6 +85,13 @@ static int group_sqlite(void **state)
 static int group_pg(void **state)
 {
     g_pg = true;
+    g_path[0] = '\0';
+    return 0;
+}
+
+static int group_my(void **state)
+{
+    g_my = true;
     g_path[0] = '\0';
     return 0;
 }
@@ -1272,11 +1289,31 @@ static const char *const jl_ids[] = {
     "\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf" "a"};
 #define JL_N (sizeof jl_ids / sizeof jl_ids[0])
 
-/* open_fresh, but on PostgreSQL a database whose default collation is ICU's en-US, in
- * which "B" sorts after "a": the store must ask for byte order itself. */
+/* open_fresh, but on PostgreSQL a database whose default collation is ICU's en-US, and on
+ * MariaDB one whose default is utf8mb4_unicode_ci, in which "B" sorts after "a": the store
+ * must ask for byte order itself. */
 static store *open_fresh_collated(void)
 {
     char name[32], sql[256];
+    if (g_my) {
+        snprintf(name, sizeof name, "contract_%d", g_pg_dbs++);
+        snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s; CREATE DATABASE %s"
+                 " CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci", name, name);
+        assert_int_equal(my_sql(NULL, sql), 0);
+        /* 'B' sorts after 'a' in the database's collation, and a table made without
+         * naming one gets it */
+        assert_int_equal(my_query_int(name, "SELECT @@collation_database ="
+                                            " 'utf8mb4_unicode_ci'"), 1);
+        assert_int_equal(my_query_int(name, "SELECT STRCMP('B' COLLATE utf8mb4_unicode_ci,"
+                                            " 'a')"), 1);
+        my_url_of(name, g_url, sizeof g_url);
+        store_options opt = {.create_if_empty = true};
+        zbso_err err = {0};
+        store *st = NULL;
+        if (store_open(g_url, &opt, &st, &err) != 0)
+            fail_msg("store_open(%s): %s", g_url, err.msg);
+        return st;
+    }
     if (!g_pg)
         return open_fresh();
     snprintf(name, sizeof name, "contract_%d", g_pg_dbs++);
@@ -1946,7 +1983,7 @@ static void test_curve_discard(void **state)
     store_close(st);
     store_options opt = {.discard_curves = true};
     assert_int_equal(store_open(g_url, &opt, &st, &err), 0);
-    if (g_path[0] == '\0' && !g_pg) /* memory:// starts empty */
+    if (g_path[0] == '\0' && !g_pg && !g_my) /* memory:// starts empty */
         put(st, &j, &tr, 1, NULL, 0);
     add_points(st, "discard", 1, 0, 3);
     assert_stats(st, 0, 0, 0);
@@ -2285,8 +2322,8 @@ static void test_urls(void **state)
 }
 
 /* store_stats_get (for /metrics): every store_exec and store_exec_read is one
- * observation of its histogram, failed units included; only PostgreSQL reruns units
- * (tests/pg/test_pg_store.c counts those). */
+ * observation of its histogram, failed units included; only PostgreSQL and MariaDB rerun
+ * units (tests/pg/test_pg_store.c and tests/mysql/test_my_store.c count those). */
 static int u_nothing(store_txn *t, void *arg, zbso_err *err)
 {
     return arg ? err_set(err, ZBSO_ECONFLICT, "refused") : 0;
@@ -2315,11 +2352,12 @@ static void test_unit_stats(void **state)
 int main(int argc, char **argv)
 {
     bool pg = argc == 2 && strcmp(argv[1], "--pg") == 0;
-    if (argc > 1 && !pg) {
-        fprintf(stderr, "usage: test_store_contract [--pg]\n");
+    bool my = argc == 2 && strcmp(argv[1], "--mysql") == 0;
+    if (argc > 1 && !pg && !my) {
+        fprintf(stderr, "usage: test_store_contract [--pg | --mysql]\n");
         return 2;
     }
-    if (pg && !pg_env_ok())
+    if ((pg && !pg_env_ok()) || (my && !my_env_ok()))
         return 1;
     snprintf(g_dir, sizeof g_dir, "/tmp/zbso-store-XXXXXX");
     if (mkdtemp(g_dir) == NULL) {
@@ -2350,7 +2388,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_curve_discard),
     };
     /* A unit holding the writer holds the flusher's unit back: one writer (memory's
-     * mutex, sqlite's writer thread), not PostgreSQL's row locks. */
+     * mutex, sqlite's writer thread), not PostgreSQL's or MariaDB's row locks. */
     const struct CMUnitTest one_writer[] = {
         cmocka_unit_test(test_curve_buffer_cap),
     };
@@ -2363,6 +2401,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_reader_after_deletion),
         cmocka_unit_test(test_urls),
     };
+    /* PostgreSQL and MariaDB: reopening and read snapshots (their schema rules are in
+     * tests/pg/test_pg_store.c and tests/mysql/test_my_store.c). */
     const struct CMUnitTest pg_more[] = {
         cmocka_unit_test(test_reopen_finds_everything),
         cmocka_unit_test(test_read_snapshot),
@@ -2371,6 +2411,9 @@ int main(int argc, char **argv)
     if (pg) {
         failed += cmocka_run_group_tests_name("postgresql", contract, group_pg, group_end);
         failed += cmocka_run_group_tests_name("postgresql_more", pg_more, group_pg, group_end);
+    } else if (my) {
+        failed += cmocka_run_group_tests_name("mysql", contract, group_my, group_end);
+        failed += cmocka_run_group_tests_name("mysql_more", pg_more, group_my, group_end);
     } else {
         failed += cmocka_run_group_tests_name("memory", contract, group_memory, group_end);
         failed += cmocka_run_group_tests_name("memory_one_writer", one_writer, group_memory,
