@@ -123,6 +123,61 @@ def kubectl_version():
     return f"kubectl {client} ({shutil.which('kubectl')}), kustomize {kz}"
 
 
+# The kustomization fields that kustomize v2.0.3 reads and v5 still accepts, as far as
+# deploy/kubernetes may use them (each tried with both). Left out: `labels`, `components`,
+# `replicas` (v2.0.3 refuses them), `patches` (a list of strategic merge files in v2.0.3,
+# of patch objects in v5), `commonLabels` (v5 warns that it is deprecated, and it would
+# rewrite selectors: the files write their labels themselves).
+FIELDS = {"apiVersion", "kind", "resources", "bases", "patchesStrategicMerge",
+          "patchesJson6902", "images", "namePrefix", "nameSuffix", "namespace",
+          "commonAnnotations", "configMapGenerator", "generatorOptions"}
+
+
+def kustomization_problems(directory):
+    """What in directory/kustomization.yaml kustomize v2.0.3 or v5 would not read as
+    meant: a field outside FIELDS, a directory in `resources` (v2.0.3 loads only files
+    there; directories go in `bases`), a `bases` entry without a kustomization, a
+    `patchesStrategicMerge` entry that is not a file in the directory, `$patch: delete`
+    in any of its files (v2.0.3 leaves an empty document). A list of sentences."""
+    path = os.path.join(directory, "kustomization.yaml")
+    with open(path) as f:
+        text = f.read()
+    out = []
+    lists = {}
+    key = None
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = re.match(r"([A-Za-z]\w*):", line)
+        if m:
+            key = m.group(1)
+            if key not in FIELDS:
+                out.append(f"{path}: field {key!r} is not read alike by kustomize v2.0.3 "
+                           f"and v5")
+            continue
+        m = re.match(r"  - (\S+)$", line)
+        if m and key in ("resources", "bases", "patchesStrategicMerge"):
+            lists.setdefault(key, []).append(m.group(1))
+    for entry in lists.get("resources", []):
+        if not os.path.isfile(os.path.join(directory, entry)):
+            out.append(f"{path}: resources entry {entry!r} is not a file (kustomize v2.0.3 "
+                       f"reads directories only from bases)")
+    for entry in lists.get("bases", []):
+        if not os.path.isfile(os.path.join(directory, entry, "kustomization.yaml")):
+            out.append(f"{path}: bases entry {entry!r} is not a kustomization directory")
+    for entry in lists.get("patchesStrategicMerge", []):
+        if "/" in entry or not os.path.isfile(os.path.join(directory, entry)):
+            out.append(f"{path}: patchesStrategicMerge entry {entry!r} is not a file of "
+                       f"this directory")
+    for name_ in sorted(os.listdir(directory)):
+        if name_.endswith(".yaml"):
+            with open(os.path.join(directory, name_)) as f:
+                if re.search(r"^\s*\$patch:\s*delete", f.read(), re.M):
+                    out.append(f"{os.path.join(directory, name_)}: $patch: delete (kustomize "
+                               f"v2.0.3 renders it as an empty document)")
+    return out
+
+
 def kustomize(directory):
     """kubectl kustomize of directory: the documents, each with a kind (kustomize v2.0.3
     renders a `$patch: delete` as an empty `{}` document, which kubectl apply rejects).

@@ -13,6 +13,8 @@ of Debian 12's kubernetes-client or v5 of kubectl 1.27 and later; the output say
   with_pg.sh reached through its unix socket, mounted into the pods (hostPath; the
   database listens on 127.0.0.1 of the host, which a pod's network namespace cannot
   reach).
+- KubeFilesTest: the kustomizations' fields (those kustomize v2.0.3 and v5 both read),
+  and base and both overlays rendered as they are.
 Not checked by podman: the Service, the Job's retries, resource requests and the
 readiness probe (podman 4.3 ignores them); kustomize checks that every file renders."""
 
@@ -41,6 +43,37 @@ def wait_running(container, timeout=60):
         time.sleep(0.1)
     logs = podman("logs", container, check=False)
     raise AssertionError(f"{container} is not running:\n{logs.stderr[-3000:]}")
+
+
+class KubeFilesTest(unittest.TestCase):
+    """deploy/kube_files: every kustomization of deploy/kubernetes in what kustomize v2.0.3
+    and v5 both read (checked on the files, whichever kubectl is here), and each directory
+    rendered as it is by the kubectl on PATH into the resources it promises."""
+
+    def test_fields_both_versions_read(self):
+        dirs = []
+        for root, _, files in os.walk(kube.KUBE):
+            if "kustomization.yaml" in files:
+                dirs.append(root)
+        problems = [p for d in sorted(dirs) for p in kube.kustomization_problems(d)]
+        self.assertEqual(problems, [])
+        self.assertEqual(len(dirs), 3, dirs)
+
+    def test_render(self):
+        kube.require_tools("kubectl")
+        want = {
+            "base": ["ConfigMap", "Deployment", "Secret", "Service"],
+            "overlays/postgresql": ["ConfigMap", "Deployment", "Job", "Secret", "Service"],
+            "overlays/sqlite": ["ConfigMap", "Deployment", "PersistentVolumeClaim", "Secret",
+                                "Service"],
+        }
+        for d, kinds in want.items():
+            with self.subTest(d):
+                docs = kube.kustomize(os.path.join(kube.KUBE, d))
+                self.assertEqual(sorted(kube.kind(x) for x in docs), kinds)
+                dep = [x for x in docs if kube.kind(x) == "Deployment"][0]
+                self.assertIn("replicas: 1" if d.endswith("sqlite") else "replicas: 2", dep)
+                self.assertIn("image: zbso" if d == "base" else "image: zbso:latest", dep)
 
 
 class KubeCase(unittest.TestCase):
