@@ -38,13 +38,16 @@ const char *zbso_strerror(int code);
 #include <stdint.h>
 
 #define ZBSO_MAX_GPUS 64
+#define ZBSO_MAX_CPUS 32
 #define ZBSO_ERRBUF_MAX 512
 
 /* ---- Energy monitor (ZeusMonitor's role; SPEC §6) ----------------------------------
  * NVML is loaded at run time (dlopen "libnvidia-ml.so.1", or $ZBSO_NVML_LIBRARY). GPU
  * indices are CUDA indices: with CUDA_VISIBLE_DEVICES set, index i is the i-th listed
- * device. The monitor never changes a GPU setting. A monitor may be used from one thread
- * at a time. */
+ * device. CPU indices are RAPL package zones: index N is ROOT/intel-rapl:N, ROOT being
+ * $ZBSO_POWERCAP_ROOT or /sys/class/powercap; a zone's "dram" subzone is its DRAM. The
+ * monitor never changes a GPU setting nor writes a file. A monitor may be used from one
+ * thread at a time. */
 typedef struct zbso_monitor zbso_monitor;
 
 typedef struct zbso_measurement {
@@ -55,12 +58,43 @@ typedef struct zbso_measurement {
     double gpu_energy_j[ZBSO_MAX_GPUS];   /* per GPU, same order */
 } zbso_measurement;
 
+/* CPU (package) and DRAM energy of a window, per RAPL zone, in the monitor's order. */
+typedef struct zbso_cpu_measurement {
+    unsigned n_cpus;
+    int cpu_indices[ZBSO_MAX_CPUS];       /* N of intel-rapl:N */
+    double cpu_energy_j[ZBSO_MAX_CPUS];
+    int has_dram[ZBSO_MAX_CPUS];          /* 1 when the zone has a DRAM subzone */
+    double dram_energy_j[ZBSO_MAX_CPUS];  /* 0 where has_dram is 0 */
+} zbso_cpu_measurement;
+
 /* Opens NVML and the GPUs. gpu_indices NULL / n_gpus 0: every visible GPU. Refuses no GPUs
  * (ZBSO_ECONFIG), GPUs of different models (ZBSO_ECONFIG), a missing NVML (ZBSO_ECONFIG,
- * message names the library path tried). On failure *out is NULL and errbuf (may be NULL)
- * holds the message. */
+ * message names the library path tried). Measures no CPU. On failure *out is NULL and
+ * errbuf (may be NULL) holds the message. */
 int zbso_monitor_new(const int *gpu_indices, size_t n_gpus, zbso_monitor **out,
                      char *errbuf, size_t errbuf_len);
+
+#define ZBSO_MONITOR_ALL (-1)
+/* A GPU whose energy over a window reads 0 (a window shorter than the counter's update
+ * period) gets its power at the end of the window times the window's time instead. */
+#define ZBSO_MONITOR_APPROX_INSTANT_ENERGY 0x1u
+
+/* Opens a monitor of GPUs and CPUs, as Zeus's ZeusMonitor chooses them:
+ *   n_gpus ZBSO_MONITOR_ALL: every visible GPU, and none when NVML cannot be loaded or sees
+ *     none (zbso_monitor_gpu_status says why); 0: no GPU (NVML is not loaded); > 0: the
+ *     CUDA indices gpu_indices[0..n_gpus), each of which must open.
+ *   n_cpus ZBSO_MONITOR_ALL: every RAPL package zone, and none when RAPL is absent or its
+ *     counters cannot be read (zbso_monitor_cpu_status says why); 0: no CPU; > 0: the zones
+ *     cpu_indices[0..n_cpus), each of which must be readable.
+ * flags: ZBSO_MONITOR_* or 0. A background thread reads the RAPL counters often enough
+ * (at least once a second) that a counter's wrap-around is never missed. Returns 0, or
+ * ZBSO_ECONFIG naming the GPU or CPU index, the file or library, and the system's error
+ * (GPUs of different models too), ZBSO_ERUNTIME (an NVML call failed, a thread did not
+ * start), ZBSO_EINVAL (bad arguments), ZBSO_ENOMEM. On failure *out is NULL and errbuf
+ * (may be NULL) holds the message. */
+int zbso_monitor_open(const int *gpu_indices, int n_gpus, const int *cpu_indices,
+                      int n_cpus, unsigned flags, zbso_monitor **out, char *errbuf,
+                      size_t errbuf_len);
 /* Stops the monitor's threads and closes NVML. NULL is a no-op. */
 void zbso_monitor_free(zbso_monitor *mon);
 /* The message of the last failed call on this handle ("" if none). Valid until the next
@@ -73,6 +107,15 @@ int zbso_monitor_begin_window(zbso_monitor *mon, const char *name);
 /* Closes the window and fills *out. ZBSO_EBADOP for an unknown name; ZBSO_ERUNTIME when an
  * NVML call failed during the window (never a wrong number). */
 int zbso_monitor_end_window(zbso_monitor *mon, const char *name, zbso_measurement *out);
+/* zbso_monitor_end_window that also fills *cpu_out (may be NULL) with the CPU and DRAM
+ * energy of the window. ZBSO_ERUNTIME also when a RAPL counter could not be read at either
+ * edge or by the polling thread during the window (a wrap might have been missed). */
+int zbso_monitor_end_window_cpu(zbso_monitor *mon, const char *name, zbso_measurement *out,
+                                zbso_cpu_measurement *cpu_out);
+/* Closes the window without reading anything. ZBSO_EBADOP for a name that is not open. */
+int zbso_monitor_cancel_window(zbso_monitor *mon, const char *name);
+/* Closes every open window without reading anything; returns how many were open. */
+unsigned zbso_monitor_reset_windows(zbso_monitor *mon);
 
 unsigned zbso_monitor_gpu_count(const zbso_monitor *mon);
 /* The model name of the monitored GPUs (all the same), e.g. "NVIDIA H200". */
@@ -80,6 +123,20 @@ const char *zbso_monitor_gpu_model(const zbso_monitor *mon);
 /* The maximum power limit of the first monitored GPU in mW (NVML's
  * getPowerManagementLimitConstraints max). */
 unsigned zbso_monitor_max_power_limit_mw(const zbso_monitor *mon);
+/* Why the monitor measures no GPU ("" when it measures some, or was asked for none). */
+const char *zbso_monitor_gpu_status(const zbso_monitor *mon);
+
+/* The CPU zones measured: how many, the i-th one's index (-1 out of range), whether it
+ * has a DRAM subzone, and why none is measured ("" when some are, or none was asked for:
+ * RAPL absent, or its counters not readable). */
+unsigned zbso_monitor_cpu_count(const zbso_monitor *mon);
+int zbso_monitor_cpu_index(const zbso_monitor *mon, unsigned i);
+int zbso_monitor_cpu_has_dram(const zbso_monitor *mon, unsigned i);
+const char *zbso_monitor_cpu_status(const zbso_monitor *mon);
+/* Fills *out with each zone's counters read now, with their wraps undone (the first
+ * reading plus every step since), so two calls' difference is the energy between them.
+ * ZBSO_ERUNTIME when a counter cannot be read. */
+int zbso_monitor_cpu_energy(zbso_monitor *mon, zbso_cpu_measurement *out);
 
 /* ---- Batch size optimizer client (seed 000's BatchSizeOptimizer; SPEC §6) -----------
  * Call in order: zbso_client_new (registers the job), zbso_client_get_batch_size,
