@@ -138,6 +138,31 @@ const char *zbso_monitor_cpu_status(const zbso_monitor *mon);
  * ZBSO_ERUNTIME when a counter cannot be read. */
 int zbso_monitor_cpu_energy(zbso_monitor *mon, zbso_cpu_measurement *out);
 
+/* ---- GPUs (read-only queries: Zeus's zeus.device.get_gpus without its setters) -------
+ * The visible GPUs by CUDA index (CUDA_VISIBLE_DEVICES honoured), through NVML loaded as
+ * the monitor loads it. No thread, no setting changed. Queries return 0, ZBSO_EINVAL for
+ * an index out of range (or a NULL handle), ZBSO_ERUNTIME when NVML fails, with the
+ * message in zbso_gpus_errmsg. */
+typedef struct zbso_gpus zbso_gpus;
+
+/* Loads NVML and finds the visible GPUs (none is not an error: zbso_gpus_count is 0).
+ * ZBSO_ECONFIG when NVML cannot be loaded (the message names the path) or
+ * CUDA_VISIBLE_DEVICES is bad; ZBSO_ERUNTIME when a GPU cannot be opened. On failure *out
+ * is NULL and errbuf (may be NULL) holds the message. */
+int zbso_gpus_open(zbso_gpus **out, char *errbuf, size_t errbuf_len);
+/* Closes NVML. NULL is a no-op. */
+void zbso_gpus_free(zbso_gpus *g);
+const char *zbso_gpus_errmsg(const zbso_gpus *g);
+unsigned zbso_gpus_count(const zbso_gpus *g);
+/* The model name into buf (NUL-terminated, cut to len). */
+int zbso_gpus_name(zbso_gpus *g, unsigned index, char *buf, size_t len);
+int zbso_gpus_power_limit_constraints_mw(zbso_gpus *g, unsigned index, unsigned *min_mw,
+                                         unsigned *max_mw);
+/* The power draw now (NVML's power usage). */
+int zbso_gpus_power_mw(zbso_gpus *g, unsigned index, unsigned *mw);
+/* NVML's total energy counter; ZBSO_EBADOP when the GPU has none (pre-Volta). */
+int zbso_gpus_energy_mj(zbso_gpus *g, unsigned index, unsigned long long *mj);
+
 /* ---- Batch size optimizer client (seed 000's BatchSizeOptimizer; SPEC §6) -----------
  * Call in order: zbso_client_new (registers the job), zbso_client_get_batch_size,
  * zbso_client_on_train_begin, then zbso_client_on_evaluate after each epoch until

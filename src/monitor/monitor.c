@@ -13,12 +13,14 @@
 
 #define DEFAULT_NVML_LIBRARY "libnvidia-ml.so.1"
 
-/* Parses CUDA_VISIBLE_DEVICES (a comma list of NVML indices) into visible[0..*n_visible),
- * checking each against the n_nvml GPUs NVML sees. Unset means all of them. Returns 0 or
- * ZBSO_ECONFIG naming the entry: not an integer (UUIDs are not supported), out of range,
- * listed twice, or too many. */
-static int visible_devices(unsigned n_nvml, unsigned *visible, unsigned *n_visible,
-                           zbso_err *err)
+const char *mon_nvml_path(void)
+{
+    const char *path = getenv("ZBSO_NVML_LIBRARY");
+    return path == NULL || path[0] == '\0' ? DEFAULT_NVML_LIBRARY : path;
+}
+
+int mon_visible_devices(unsigned n_nvml, unsigned *visible, unsigned *n_visible,
+                        zbso_err *err)
 {
     const char *env = getenv("CUDA_VISIBLE_DEVICES");
     char buf[1024];
@@ -87,7 +89,7 @@ static int choose_gpus(zbso_monitor *mon, const int *gpu_indices, size_t n_gpus,
     if (nrc != NVML_SUCCESS)
         return err_set(err, ZBSO_ECONFIG, "nvmlDeviceGetCount failed: %s (NVML error %d)",
                        nvml_lib_strerror(&mon->nvml, nrc), nrc);
-    int rc = visible_devices(n_nvml, visible, &n_visible, err);
+    int rc = mon_visible_devices(n_nvml, visible, &n_visible, err);
     if (rc < 0)
         return rc;
     if (n_visible == 0) {
@@ -197,10 +199,7 @@ static int open_gpus(zbso_monitor *mon, zbso_err *err)
  * error of choose_gpus / open_gpus / nvml_lib_open. */
 static int setup_gpus(zbso_monitor *mon, const int *gpu_indices, int n_gpus, zbso_err *err)
 {
-    const char *path = getenv("ZBSO_NVML_LIBRARY");
-    if (path == NULL || path[0] == '\0')
-        path = DEFAULT_NVML_LIBRARY;
-    int rc = nvml_lib_open(path, &mon->nvml, err);
+    int rc = nvml_lib_open(mon_nvml_path(), &mon->nvml, err);
     if (rc < 0 && n_gpus < 0) {
         snprintf(mon->gpu_status, sizeof mon->gpu_status, "%s", err->msg);
         err_clear(err);

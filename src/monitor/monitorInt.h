@@ -116,6 +116,17 @@ struct zbso_monitor {
     char errmsg[ZBSO_ERRBUF_MAX];
 };
 
+/* The NVML library to load: $ZBSO_NVML_LIBRARY when set and not empty, else
+ * libnvidia-ml.so.1. */
+const char *mon_nvml_path(void);
+
+/* Parses CUDA_VISIBLE_DEVICES (a comma list of NVML indices) into visible[0..*n_visible),
+ * checking each against the n_nvml GPUs NVML sees. Unset means all of them. Returns 0 or
+ * ZBSO_ECONFIG naming the entry: not an integer (UUIDs are not supported), out of range,
+ * listed twice, or too many. */
+int mon_visible_devices(unsigned n_nvml, unsigned *visible, unsigned *n_visible,
+                        zbso_err *err);
+
 /* Starts the edge pool for mon's counter GPUs. Returns 0, or ZBSO_ERUNTIME when a thread
  * cannot be started (the pool is then stopped again). */
 int mon_edge_pool_start(struct zbso_monitor *mon, zbso_err *err);

@@ -387,6 +387,51 @@ static void test_approx_instant_energy(void **state)
     zbso_monitor_free(mon);
 }
 
+/* zbso_gpus_*: the visible GPUs by CUDA index with their facts, read-only. */
+static void test_gpus_queries(void **state)
+{
+    (void)state;
+    char eb[ZBSO_ERRBUF_MAX], name[64];
+    zbso_gpus *g = NULL;
+    unsigned lo = 0, hi = 0, mw = 0;
+    unsigned long long mj = 0;
+    setenv("FAKE_NVML_GPUS", "3", 1);
+    setenv("FAKE_NVML_MODELS", "GPU A,GPU B,GPU C", 1);
+    setenv("FAKE_NVML_POWER_MW", "100000,200000,300000", 1);
+    setenv("FAKE_NVML_NO_ENERGY", "1", 1);
+    setenv("FAKE_NVML_MAX_LIMIT_MW", "450000", 1);
+    setenv("CUDA_VISIBLE_DEVICES", "2,1", 1);
+    assert_int_equal(zbso_gpus_open(&g, eb, sizeof eb), 0);
+    assert_int_equal(zbso_gpus_count(g), 2);
+    assert_int_equal(zbso_gpus_name(g, 0, name, sizeof name), 0);
+    assert_string_equal(name, "GPU C");
+    assert_int_equal(zbso_gpus_name(g, 1, name, sizeof name), 0);
+    assert_string_equal(name, "GPU B");
+    assert_int_equal(zbso_gpus_power_limit_constraints_mw(g, 1, &lo, &hi), 0);
+    assert_int_equal(lo, 100000);
+    assert_int_equal(hi, 450000);
+    assert_int_equal(zbso_gpus_power_mw(g, 0, &mw), 0);
+    assert_int_equal(mw, 300000);
+    assert_int_equal(zbso_gpus_energy_mj(g, 0, &mj), 0);
+    assert_true(mj >= 1000000);
+    assert_int_equal(zbso_gpus_energy_mj(g, 1, &mj), ZBSO_EBADOP); /* NVML GPU 1 */
+    assert_non_null(strstr(zbso_gpus_errmsg(g), "no energy counter"));
+    assert_int_equal(zbso_gpus_name(g, 2, name, sizeof name), ZBSO_EINVAL);
+    assert_non_null(strstr(zbso_gpus_errmsg(g), "GPU index 2"));
+    zbso_gpus_free(g);
+    zbso_gpus_free(NULL);
+
+    setenv("FAKE_NVML_GPUS", "0", 1);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    assert_int_equal(zbso_gpus_open(&g, eb, sizeof eb), 0);
+    assert_int_equal(zbso_gpus_count(g), 0);
+    zbso_gpus_free(g);
+    setenv("ZBSO_NVML_LIBRARY", "/nonexistent/dir/libnvidia-ml.so.1", 1);
+    assert_int_equal(zbso_gpus_open(&g, eb, sizeof eb), ZBSO_ECONFIG);
+    assert_null(g);
+    assert_non_null(strstr(eb, "/nonexistent/dir/libnvidia-ml.so.1"));
+}
+
 /* The energy counter of GPU 1 fails at the end edge: ZBSO_ERUNTIME naming the GPU and
  * NVML's error, the window is closed, and the next window works again. */
 static void test_energy_error_mid_window(void **state)
@@ -580,6 +625,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_nvml_missing_or_broken, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_gpus_as_zeus, setup, teardown),
         cmocka_unit_test_setup_teardown(test_approx_instant_energy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gpus_queries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_energy_error_mid_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sampler_error_mid_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_operations, setup, teardown),
