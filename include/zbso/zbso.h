@@ -202,6 +202,29 @@ typedef struct zbso_client zbso_client;
  */
 int zbso_client_new(zbso_monitor *mon, const char *server_url, const char *job_spec_json,
                     int rank, zbso_client **out, char *errbuf, size_t errbuf_len);
+/* How a client created with zbso_client_new_ops measures: the caller's functions open and
+ * close its window (named by the client; one per client) and give the window's time (s)
+ * and GPU energy (J). Each returns 0, or a negative ZBSO_E* code (a positive value reads
+ * as ZBSO_ERUNTIME) with a message in errbuf, which the client's call then returns. They
+ * are called from within on_train_begin and on_evaluate only, never from free. */
+typedef struct zbso_window_ops {
+    void *arg;
+    int (*begin)(void *arg, const char *name, char *errbuf, size_t errbuf_len);
+    int (*end)(void *arg, const char *name, double *time_s, double *energy_j, char *errbuf,
+               size_t errbuf_len);
+} zbso_window_ops;
+
+/* zbso_client_new for a caller that measures itself (a monitor of its own, such as the
+ * Python binding's ZeusMonitor): ops open and close the window, and the GPU facts of the
+ * job spec are given: max_power_limit_mw (of the first GPU), n_gpus (the GPUs measured)
+ * and gpu_model. The order checks on the window (on_train_begin twice, on_evaluate without
+ * it) are left to ops, as Zeus leaves them to its monitor. ZBSO_EINVAL when ops or one of
+ * its functions is NULL; ZBSO_ECONFIG for a NULL or too long gpu_model; else as
+ * zbso_client_new. *ops is copied; ops->arg must outlive the client. */
+int zbso_client_new_ops(const zbso_window_ops *ops, unsigned max_power_limit_mw,
+                        unsigned n_gpus, const char *gpu_model, const char *server_url,
+                        const char *job_spec_json, int rank, zbso_client **out,
+                        char *errbuf, size_t errbuf_len);
 /* Frees the client (not a caller's monitor). It does not end the trial: an unfinished
  * trial is ended (PATCH /trials, marking it Failed) when the process exits, as Zeus does.
  * NULL is a no-op. */
@@ -216,6 +239,10 @@ int zbso_client_set_retry_timeout(zbso_client *c, double seconds);
 const char *zbso_client_job_id(const zbso_client *c);
 const char *zbso_client_job_json(const zbso_client *c);
 
+/* The job spec the client registered (JobSpecFromClient: the caller's spec with the GPU
+ * facts), as JSON; valid until zbso_client_free. */
+const char *zbso_client_spec_json(const zbso_client *c);
+
 /* The batch size to train with (GET /jobs/batch_size), cached after the first success.
  * The trial it starts is ended at process exit unless training finished. When
  * $ZEUS_BSO_TRIAL_NUMBER is set, the launching driver (`zbso run`) already dispatched the
@@ -225,6 +252,18 @@ const char *zbso_client_job_json(const zbso_client *c);
 int zbso_client_get_batch_size(zbso_client *c, int64_t *out);
 /* The trial number of the batch size, 0 before zbso_client_get_batch_size. */
 int64_t zbso_client_trial_number(const zbso_client *c);
+/* The batch size (0 before zbso_client_get_batch_size or zbso_client_set_batch_size). */
+int64_t zbso_client_batch_size(const zbso_client *c);
+/* What a process of rank != 0 learns from rank 0 (Zeus's data-parallel example sets
+ * current_batch_size and trial_number after a broadcast), so that it can report the same
+ * trial. The batch size must be one of the job's (or 0: none), the trial number >= 0;
+ * else ZBSO_EINVAL naming the value. No trial is dispatched, nor ended at exit. */
+int zbso_client_set_batch_size(zbso_client *c, int64_t batch_size);
+int zbso_client_set_trial_number(zbso_client *c, int64_t trial_number);
+/* Epochs evaluated, and the time (s) and energy (J) they took, as reported. */
+int64_t zbso_client_cur_epoch(const zbso_client *c);
+double zbso_client_running_time_s(const zbso_client *c);
+double zbso_client_consumed_energy_j(const zbso_client *c);
 /* Starts measuring (a monitor window) before the first epoch. ZBSO_EORDER when training
  * already began and no epoch was evaluated since. */
 int zbso_client_on_train_begin(zbso_client *c);
