@@ -390,7 +390,7 @@ int zbso_monitor_begin_window(zbso_monitor *mon, const char *name)
     if (rc < 0)
         return rc;
     if (find_window(mon, name)) {
-        err_set(&err, ZBSO_EBADOP, "a window named '%s' is already open", name);
+        err_set(&err, ZBSO_EBADOP, "Measurement window '%s' already exists", name);
         return fail(mon, &err);
     }
     for (unsigned i = 0; i < MON_WINDOWS_MAX && w == NULL; i++)
@@ -520,7 +520,7 @@ int zbso_monitor_end_window_cpu(zbso_monitor *mon, const char *name, zbso_measur
         return rc;
     mon_window *w = find_window(mon, name);
     if (w == NULL) {
-        err_set(&err, ZBSO_EBADOP, "no window named '%s' is open", name);
+        err_set(&err, ZBSO_EBADOP, "Measurement window '%s' does not exist", name);
         return fail(mon, &err);
     }
 
@@ -566,7 +566,7 @@ int zbso_monitor_cancel_window(zbso_monitor *mon, const char *name)
         return rc;
     mon_window *w = find_window(mon, name);
     if (w == NULL) {
-        err_set(&err, ZBSO_EBADOP, "no window named '%s' is open", name);
+        err_set(&err, ZBSO_EBADOP, "Measurement window '%s' does not exist", name);
         return fail(mon, &err);
     }
     w->open = false;
