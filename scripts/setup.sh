@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config libmicrohttpd-dev libjansson-dev
           libsqlite3-dev libcurl4-openssl-dev libcmocka-dev libpq-dev python3 sqlite3 curl
-          postgresql chromium)
+          postgresql chromium python3-pip python3-setuptools python3-wheel)
 
 missing=()
 for p in "${packages[@]}"; do

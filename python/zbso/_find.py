@@ -7,8 +7,9 @@ package when it is built), so both follow one documented order (python/README.md
 2. libzbso.so inside the package (bundled by `pip install ./python`).
 3. In a source checkout (the package is <repo>/python/zbso): <repo>/build/src/client/
    libzbso.so, then the other <repo>/build*/ directories in name order, skipping every
-   sanitizer build (a CMakeCache.txt with ZBSO_SANITIZE:BOOL=ON, or a library that holds
-   AddressSanitizer/UBSan symbols): such a library only loads with its runtime preloaded.
+   sanitizer build (its CMakeCache.txt has ZBSO_SANITIZE:BOOL=ON or -fsanitize in the C
+   flags; without a CMakeCache.txt, the library holds AddressSanitizer/UBSan symbols):
+   such a library only loads with its runtime preloaded.
 4. ctypes.util.find_library("zbso") (a system-wide install).
 
 Standard library only; importing it loads no library."""
@@ -42,13 +43,19 @@ def checkout_root(pkg_dir=None):
 
 
 def sanitizer_build(build_dir, lib_path):
-    """Why the library lib_path of build directory build_dir is a sanitizer build, or ""."""
+    """Why the library lib_path of build directory build_dir is a sanitizer build, or "".
+    The build's CMakeCache.txt decides (ZBSO_SANITIZE=ON, or -fsanitize in its C flags);
+    without one, the library's own bytes do."""
     cache = os.path.join(build_dir, "CMakeCache.txt")
     try:
         with open(cache, encoding="utf-8", errors="replace") as f:
             for line in f:
-                if line.strip().upper() == "ZBSO_SANITIZE:BOOL=ON":
+                line = line.strip()
+                if line.upper() == "ZBSO_SANITIZE:BOOL=ON":
                     return f"{cache} says ZBSO_SANITIZE=ON"
+                if line.startswith("CMAKE_C_FLAGS") and "-fsanitize" in line:
+                    return f"{cache} has -fsanitize in {line.split(':')[0]}"
+        return ""
     except OSError:
         pass
     try:
