@@ -74,6 +74,7 @@ class TestMonitor(support.FakeNvmlMixin, unittest.TestCase):
         self.assert_energy(m, bounds, [0, 1], 100.0)
 
     def test_chosen_gpus(self):
+        self.assertEqual(self.monitor(gpu_indices=(i for i in (1, 0))).gpu_indices, [1, 0])
         mon = self.monitor(gpu_indices=[1])
         self.assertEqual(mon.gpu_indices, [1])
         self.begin(mon, "w")

@@ -158,6 +158,24 @@ class TestZeusClient(support.ServerCase):
                 self.assertEqual(bso_clients[i].current_batch_size, 1024)
             self.assertNotEqual(str(e_info.exception).find("is already reported."), -1)
 
+    def test_report_error_wins_over_a_failed_reopen(self):
+        """A report the server refuses (here: a trial it does not know) is the error raised,
+        even when reopening the window after it fails too; a window call that fails on its
+        own raises the monitor's exception."""
+        from zbso.optimizer.batch_size.exceptions import ZeusBSORuntimError
+        job = self.JobSpec.parse_obj(get_fake_job("test_reopen"))
+        bso = self.BatchSizeOptimizer(self.mock_monitor, self.url, job, rank=1)
+        bso.current_batch_size = 1024
+        bso.trial_number = 99
+        self.mock_monitor.begin_window.side_effect = ValueError("monitor says no")
+        with self.assertRaises(ZeusBSORuntimError) as cm:
+            bso.on_evaluate(0.3)
+        self.assertIn("99", str(cm.exception))
+        self.assertEqual(self.mock_monitor.begin_window.call_count, 1)  # the reopen
+        with self.assertRaises(ValueError) as cm:
+            bso.on_train_begin()
+        self.assertEqual(str(cm.exception), "monitor says no")
+
     def test_the_mock_was_used(self):
         """The windows went to the mock, and its energy reached the server: the sum of the
         four GPUs' (Measurement.total_energy, computed) per epoch."""

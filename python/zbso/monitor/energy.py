@@ -87,6 +87,8 @@ class ZeusMonitor:
                              f"got {sync_execution_with!r}")
         self.approx_instant_energy = bool(approx_instant_energy)
         self.sync_with = sync_execution_with
+        if gpu_indices is not None:
+            gpu_indices = list(gpu_indices)
         garr, ngpu = _indices("gpu_indices", gpu_indices)
         carr, ncpu = _indices("cpu_indices", cpu_indices)
         flags = _lib.MONITOR_APPROX_INSTANT_ENERGY if self.approx_instant_energy else 0

@@ -35,18 +35,26 @@ def _job_json(job):
 
 
 def _write_msg(buf, cap, text):
-    """Copies text (UTF-8, cut to fit) with its NUL into the C buffer buf of cap bytes."""
+    """Copies text (UTF-8, cut to fit) with its NUL into the C buffer buf of cap bytes;
+    returns the bytes written, without the NUL."""
     if not cap:
-        return
-    data = text.encode("utf-8", "replace")[:cap - 1] + b"\0"
-    ctypes.memmove(buf, data, len(data))
+        return b""
+    data = text.encode("utf-8", "replace")[:cap - 1]
+    ctypes.memmove(buf, data + b"\0", len(data) + 1)
+    return data
 
 
 def _window_ops(bso):
     """The zbso_window_ops calling bso.monitor's begin_window / end_window. An exception
-    of the monitor is kept on bso (raised again when the C call returns) and its text
-    given to C. Only a weak reference to bso is held."""
+    of the monitor is kept on bso with the text given to C, so that _check raises it when
+    the C call fails with that text. Only a weak reference to bso is held."""
     ref = weakref.ref(bso)
+
+    def failed(self, e, errbuf, cap):
+        text = _write_msg(errbuf, cap, str(e) or type(e).__name__)
+        if self is not None:
+            self._pending = (e, text)
+        return _lib.ERUNTIME
 
     def begin(_arg, name, errbuf, cap):
         self = ref()
@@ -54,9 +62,7 @@ def _window_ops(bso):
             self.monitor.begin_window(name.decode("utf-8"))
             return 0
         except BaseException as e:  # noqa: B902 - handed back to the caller by _check
-            self._pending = e
-            _write_msg(errbuf, cap, str(e) or type(e).__name__)
-            return _lib.ERUNTIME
+            return failed(self, e, errbuf, cap)
 
     def end(_arg, name, time_s, energy_j, errbuf, cap):
         self = ref()
@@ -66,9 +72,7 @@ def _window_ops(bso):
             energy_j[0] = float(m.total_energy)
             return 0
         except BaseException as e:  # noqa: B902 - handed back to the caller by _check
-            self._pending = e
-            _write_msg(errbuf, cap, str(e) or type(e).__name__)
-            return _lib.ERUNTIME
+            return failed(self, e, errbuf, cap)
 
     begin_c, end_c = _lib.WindowBegin(begin), _lib.WindowEnd(end)
     return _lib.WindowOps_C(None, begin_c, end_c), (begin_c, end_c)
@@ -128,14 +132,16 @@ class BatchSizeOptimizer(Callback):
         logger.info("Job is registered: %s", self.job)
 
     def _check(self, rc):
-        """Raises what the call failed with: the monitor's own exception when a window
-        call failed (as Zeus lets it through), else the code's ZeusBSOError."""
+        """Raises what the call failed with: the monitor's own exception when the call
+        failed because a window call did (as Zeus lets it through), else the code's
+        ZeusBSOError (a failed report, say, even when reopening the window failed too)."""
         pending, self._pending = self._pending, None
         if rc == 0:
             return
-        if pending is not None:
-            raise pending
-        raise error_for(rc, _lib.text(_lib.client_errmsg(self._handle)))
+        msg = _lib.client_errmsg(self._handle) or b""
+        if pending is not None and msg == pending[1]:
+            raise pending[0]
+        raise error_for(rc, _lib.text(msg))
 
     def get_batch_size(self):
         """The batch size to train with (asked once, then cached). ZeusBSOBadOperationError
