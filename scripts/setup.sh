@@ -17,9 +17,9 @@ cd "$(dirname "$0")/.."
 # mariadb-server: mariadb-install-db and mariadbd, for the private servers of the tests.
 packages=(build-essential cmake ninja-build pkg-config libmicrohttpd-dev libjansson-dev
           libsqlite3-dev libcurl4-openssl-dev libcmocka-dev libpq-dev python3 sqlite3 curl
-          postgresql chromium libmariadb-dev mariadb-server
-          podman runc catatonit containernetworking-plugins iptables uidmap debootstrap
-          dpkg-dev systemd)
+          postgresql chromium libmariadb-dev mariadb-server python3-pip python3-setuptools
+          python3-wheel podman runc catatonit containernetworking-plugins iptables uidmap
+          debootstrap dpkg-dev systemd)
 
 missing=()
 for p in "${packages[@]}"; do
