@@ -4,9 +4,10 @@
 # the MariaDB tests start (tests/mysql/with_mysql.sh), promtool (the /metrics test's
 # checker), chromium (the dashboard's browser tests), what the deploy tests use
 # (podman with runc, catatonit for pods and the CNI plugins, debootstrap for the base
-# image, dpkg-dev for the .deb; kubectl 1.27 or later, whose kustomize v5 renders the
-# Kubernetes manifests, must already be there: Debian 12's kubernetes-client is 1.20), and
-# builds zbso into ./build.
+# image, dpkg-dev for the .deb, systemd for systemd-analyze, and Debian's
+# kubernetes-client, kubectl 1.20 with kustomize v2.0.3, when no kubectl is on PATH: the
+# manifests render alike with it and with kubectl 1.27 or later), and builds zbso into
+# ./build.
 # Run as root on a fresh machine; never touches other builds.
 set -euo pipefail
 
@@ -16,9 +17,9 @@ cd "$(dirname "$0")/.."
 # mariadb-server: mariadb-install-db and mariadbd, for the private servers of the tests.
 packages=(build-essential cmake ninja-build pkg-config libmicrohttpd-dev libjansson-dev
           libsqlite3-dev libcurl4-openssl-dev libcmocka-dev libpq-dev python3 sqlite3 curl
-          postgresql chromium libmariadb-dev mariadb-server
-          podman runc catatonit containernetworking-plugins iptables uidmap debootstrap
-          dpkg-dev)
+          postgresql chromium libmariadb-dev mariadb-server python3-pip python3-setuptools
+          python3-wheel podman runc catatonit containernetworking-plugins iptables uidmap
+          debootstrap dpkg-dev systemd)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -26,6 +27,14 @@ for p in "${packages[@]}"; do
         missing+=("$p")
     fi
 done
+
+# kubectl renders the Kubernetes manifests (kubectl kustomize, tests/deploy): whichever is
+# on PATH is used; without one, Debian's kubernetes-client (1.20, whose kustomize v2.0.3
+# deploy/kubernetes is written for as well as for v5). A kubectl from elsewhere is left as
+# it is.
+if ! command -v kubectl >/dev/null 2>&1; then
+    missing+=(kubernetes-client)
+fi
 
 sudo_cmd=()
 if [[ $(id -u) -ne 0 ]]; then

@@ -39,13 +39,16 @@ const char *zbso_strerror(int code);
 #include <stdint.h>
 
 #define ZBSO_MAX_GPUS 64
+#define ZBSO_MAX_CPUS 32
 #define ZBSO_ERRBUF_MAX 512
 
 /* ---- Energy monitor (ZeusMonitor's role; SPEC §6) ----------------------------------
  * NVML is loaded at run time (dlopen "libnvidia-ml.so.1", or $ZBSO_NVML_LIBRARY). GPU
  * indices are CUDA indices: with CUDA_VISIBLE_DEVICES set, index i is the i-th listed
- * device. The monitor never changes a GPU setting. A monitor may be used from one thread
- * at a time. */
+ * device. CPU indices are RAPL package zones: index N is ROOT/intel-rapl:N, ROOT being
+ * $ZBSO_POWERCAP_ROOT or /sys/class/powercap; a zone's "dram" subzone is its DRAM. The
+ * monitor never changes a GPU setting nor writes a file. A monitor may be used from one
+ * thread at a time. */
 typedef struct zbso_monitor zbso_monitor;
 
 typedef struct zbso_measurement {
@@ -56,12 +59,43 @@ typedef struct zbso_measurement {
     double gpu_energy_j[ZBSO_MAX_GPUS];   /* per GPU, same order */
 } zbso_measurement;
 
+/* CPU (package) and DRAM energy of a window, per RAPL zone, in the monitor's order. */
+typedef struct zbso_cpu_measurement {
+    unsigned n_cpus;
+    int cpu_indices[ZBSO_MAX_CPUS];       /* N of intel-rapl:N */
+    double cpu_energy_j[ZBSO_MAX_CPUS];
+    int has_dram[ZBSO_MAX_CPUS];          /* 1 when the zone has a DRAM subzone */
+    double dram_energy_j[ZBSO_MAX_CPUS];  /* 0 where has_dram is 0 */
+} zbso_cpu_measurement;
+
 /* Opens NVML and the GPUs. gpu_indices NULL / n_gpus 0: every visible GPU. Refuses no GPUs
  * (ZBSO_ECONFIG), GPUs of different models (ZBSO_ECONFIG), a missing NVML (ZBSO_ECONFIG,
- * message names the library path tried). On failure *out is NULL and errbuf (may be NULL)
- * holds the message. */
+ * message names the library path tried). Measures no CPU. On failure *out is NULL and
+ * errbuf (may be NULL) holds the message. */
 int zbso_monitor_new(const int *gpu_indices, size_t n_gpus, zbso_monitor **out,
                      char *errbuf, size_t errbuf_len);
+
+#define ZBSO_MONITOR_ALL (-1)
+/* A GPU whose energy over a window reads 0 (a window shorter than the counter's update
+ * period) gets its power at the end of the window times the window's time instead. */
+#define ZBSO_MONITOR_APPROX_INSTANT_ENERGY 0x1u
+
+/* Opens a monitor of GPUs and CPUs, as Zeus's ZeusMonitor chooses them:
+ *   n_gpus ZBSO_MONITOR_ALL: every visible GPU, and none when NVML cannot be loaded or sees
+ *     none (zbso_monitor_gpu_status says why); 0: no GPU (NVML is not loaded); > 0: the
+ *     CUDA indices gpu_indices[0..n_gpus), each of which must open.
+ *   n_cpus ZBSO_MONITOR_ALL: every RAPL package zone, and none when RAPL is absent or its
+ *     counters cannot be read (zbso_monitor_cpu_status says why); 0: no CPU; > 0: the zones
+ *     cpu_indices[0..n_cpus), each of which must be readable.
+ * flags: ZBSO_MONITOR_* or 0. A background thread reads the RAPL counters often enough
+ * (at least once a second) that a counter's wrap-around is never missed. Returns 0, or
+ * ZBSO_ECONFIG naming the GPU or CPU index, the file or library, and the system's error
+ * (GPUs of different models too), ZBSO_ERUNTIME (an NVML call failed, a thread did not
+ * start), ZBSO_EINVAL (bad arguments), ZBSO_ENOMEM. On failure *out is NULL and errbuf
+ * (may be NULL) holds the message. */
+int zbso_monitor_open(const int *gpu_indices, int n_gpus, const int *cpu_indices,
+                      int n_cpus, unsigned flags, zbso_monitor **out, char *errbuf,
+                      size_t errbuf_len);
 /* Stops the monitor's threads and closes NVML. NULL is a no-op. */
 void zbso_monitor_free(zbso_monitor *mon);
 /* The message of the last failed call on this handle ("" if none). Valid until the next
@@ -74,6 +108,15 @@ int zbso_monitor_begin_window(zbso_monitor *mon, const char *name);
 /* Closes the window and fills *out. ZBSO_EBADOP for an unknown name; ZBSO_ERUNTIME when an
  * NVML call failed during the window (never a wrong number). */
 int zbso_monitor_end_window(zbso_monitor *mon, const char *name, zbso_measurement *out);
+/* zbso_monitor_end_window that also fills *cpu_out (may be NULL) with the CPU and DRAM
+ * energy of the window. ZBSO_ERUNTIME also when a RAPL counter could not be read at either
+ * edge or by the polling thread during the window (a wrap might have been missed). */
+int zbso_monitor_end_window_cpu(zbso_monitor *mon, const char *name, zbso_measurement *out,
+                                zbso_cpu_measurement *cpu_out);
+/* Closes the window without reading anything. ZBSO_EBADOP for a name that is not open. */
+int zbso_monitor_cancel_window(zbso_monitor *mon, const char *name);
+/* Closes every open window without reading anything; returns how many were open. */
+unsigned zbso_monitor_reset_windows(zbso_monitor *mon);
 
 unsigned zbso_monitor_gpu_count(const zbso_monitor *mon);
 /* The model name of the monitored GPUs (all the same), e.g. "NVIDIA H200". */
@@ -81,6 +124,45 @@ const char *zbso_monitor_gpu_model(const zbso_monitor *mon);
 /* The maximum power limit of the first monitored GPU in mW (NVML's
  * getPowerManagementLimitConstraints max). */
 unsigned zbso_monitor_max_power_limit_mw(const zbso_monitor *mon);
+/* Why the monitor measures no GPU ("" when it measures some, or was asked for none). */
+const char *zbso_monitor_gpu_status(const zbso_monitor *mon);
+
+/* The CPU zones measured: how many, the i-th one's index (-1 out of range), whether it
+ * has a DRAM subzone, and why none is measured ("" when some are, or none was asked for:
+ * RAPL absent, or its counters not readable). */
+unsigned zbso_monitor_cpu_count(const zbso_monitor *mon);
+int zbso_monitor_cpu_index(const zbso_monitor *mon, unsigned i);
+int zbso_monitor_cpu_has_dram(const zbso_monitor *mon, unsigned i);
+const char *zbso_monitor_cpu_status(const zbso_monitor *mon);
+/* Fills *out with each zone's counters read now, with their wraps undone (the first
+ * reading plus every step since), so two calls' difference is the energy between them.
+ * ZBSO_ERUNTIME when a counter cannot be read. */
+int zbso_monitor_cpu_energy(zbso_monitor *mon, zbso_cpu_measurement *out);
+
+/* ---- GPUs (read-only queries: Zeus's zeus.device.get_gpus without its setters) -------
+ * The visible GPUs by CUDA index (CUDA_VISIBLE_DEVICES honoured), through NVML loaded as
+ * the monitor loads it. No thread, no setting changed. Queries return 0, ZBSO_EINVAL for
+ * an index out of range (or a NULL handle), ZBSO_ERUNTIME when NVML fails, with the
+ * message in zbso_gpus_errmsg. */
+typedef struct zbso_gpus zbso_gpus;
+
+/* Loads NVML and finds the visible GPUs (none is not an error: zbso_gpus_count is 0).
+ * ZBSO_ECONFIG when NVML cannot be loaded (the message names the path) or
+ * CUDA_VISIBLE_DEVICES is bad; ZBSO_ERUNTIME when a GPU cannot be opened. On failure *out
+ * is NULL and errbuf (may be NULL) holds the message. */
+int zbso_gpus_open(zbso_gpus **out, char *errbuf, size_t errbuf_len);
+/* Closes NVML. NULL is a no-op. */
+void zbso_gpus_free(zbso_gpus *g);
+const char *zbso_gpus_errmsg(const zbso_gpus *g);
+unsigned zbso_gpus_count(const zbso_gpus *g);
+/* The model name into buf (NUL-terminated, cut to len). */
+int zbso_gpus_name(zbso_gpus *g, unsigned index, char *buf, size_t len);
+int zbso_gpus_power_limit_constraints_mw(zbso_gpus *g, unsigned index, unsigned *min_mw,
+                                         unsigned *max_mw);
+/* The power draw now (NVML's power usage). */
+int zbso_gpus_power_mw(zbso_gpus *g, unsigned index, unsigned *mw);
+/* NVML's total energy counter; ZBSO_EBADOP when the GPU has none (pre-Volta). */
+int zbso_gpus_energy_mj(zbso_gpus *g, unsigned index, unsigned long long *mj);
 
 /* ---- Batch size optimizer client (seed 000's BatchSizeOptimizer; SPEC §6) -----------
  * Call in order: zbso_client_new (registers the job), zbso_client_get_batch_size,
@@ -121,6 +203,29 @@ typedef struct zbso_client zbso_client;
  */
 int zbso_client_new(zbso_monitor *mon, const char *server_url, const char *job_spec_json,
                     int rank, zbso_client **out, char *errbuf, size_t errbuf_len);
+/* How a client created with zbso_client_new_ops measures: the caller's functions open and
+ * close its window (named by the client; one per client) and give the window's time (s)
+ * and GPU energy (J). Each returns 0, or a negative ZBSO_E* code (a positive value reads
+ * as ZBSO_ERUNTIME) with a message in errbuf, which the client's call then returns. They
+ * are called from within on_train_begin and on_evaluate only, never from free. */
+typedef struct zbso_window_ops {
+    void *arg;
+    int (*begin)(void *arg, const char *name, char *errbuf, size_t errbuf_len);
+    int (*end)(void *arg, const char *name, double *time_s, double *energy_j, char *errbuf,
+               size_t errbuf_len);
+} zbso_window_ops;
+
+/* zbso_client_new for a caller that measures itself (a monitor of its own, such as the
+ * Python binding's ZeusMonitor): ops open and close the window, and the GPU facts of the
+ * job spec are given: max_power_limit_mw (of the first GPU), n_gpus (the GPUs measured)
+ * and gpu_model. The order checks on the window (on_train_begin twice, on_evaluate without
+ * it) are left to ops, as Zeus leaves them to its monitor. ZBSO_EINVAL when ops or one of
+ * its functions is NULL; ZBSO_ECONFIG for a NULL or too long gpu_model; else as
+ * zbso_client_new. *ops is copied; ops->arg must outlive the client. */
+int zbso_client_new_ops(const zbso_window_ops *ops, unsigned max_power_limit_mw,
+                        unsigned n_gpus, const char *gpu_model, const char *server_url,
+                        const char *job_spec_json, int rank, zbso_client **out,
+                        char *errbuf, size_t errbuf_len);
 /* Frees the client (not a caller's monitor). It does not end the trial: an unfinished
  * trial is ended (PATCH /trials, marking it Failed) when the process exits, as Zeus does.
  * NULL is a no-op. */
@@ -135,6 +240,10 @@ int zbso_client_set_retry_timeout(zbso_client *c, double seconds);
 const char *zbso_client_job_id(const zbso_client *c);
 const char *zbso_client_job_json(const zbso_client *c);
 
+/* The job spec the client registered (JobSpecFromClient: the caller's spec with the GPU
+ * facts), as JSON; valid until zbso_client_free. */
+const char *zbso_client_spec_json(const zbso_client *c);
+
 /* The batch size to train with (GET /jobs/batch_size), cached after the first success.
  * The trial it starts is ended at process exit unless training finished. When
  * $ZEUS_BSO_TRIAL_NUMBER is set, the launching driver (`zbso run`) already dispatched the
@@ -144,6 +253,18 @@ const char *zbso_client_job_json(const zbso_client *c);
 int zbso_client_get_batch_size(zbso_client *c, int64_t *out);
 /* The trial number of the batch size, 0 before zbso_client_get_batch_size. */
 int64_t zbso_client_trial_number(const zbso_client *c);
+/* The batch size (0 before zbso_client_get_batch_size or zbso_client_set_batch_size). */
+int64_t zbso_client_batch_size(const zbso_client *c);
+/* What a process of rank != 0 learns from rank 0 (Zeus's data-parallel example sets
+ * current_batch_size and trial_number after a broadcast), so that it can report the same
+ * trial. The batch size must be one of the job's (or 0: none), the trial number >= 0;
+ * else ZBSO_EINVAL naming the value. No trial is dispatched, nor ended at exit. */
+int zbso_client_set_batch_size(zbso_client *c, int64_t batch_size);
+int zbso_client_set_trial_number(zbso_client *c, int64_t trial_number);
+/* Epochs evaluated, and the time (s) and energy (J) they took, as reported. */
+int64_t zbso_client_cur_epoch(const zbso_client *c);
+double zbso_client_running_time_s(const zbso_client *c);
+double zbso_client_consumed_energy_j(const zbso_client *c);
 /* Starts measuring (a monitor window) before the first epoch. ZBSO_EORDER when training
  * already began and no epoch was evaluated since. */
 int zbso_client_on_train_begin(zbso_client *c);

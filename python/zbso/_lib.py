@@ -1,18 +1,22 @@
-"""_lib.py: finds and loads libzbso.so and declares the C prototypes of include/zbso/zbso.h.
+"""_lib.py: loads libzbso.so (the search order of zbso._find) and declares the C prototypes
+of include/zbso/zbso.h.
 
-Nothing here has Zeus semantics; the public classes live in zbso.monitor and
+Nothing here has Zeus semantics; the public classes live in zbso.monitor, zbso.device and
 zbso.optimizer.batch_size. Standard library only (ctypes)."""
 
 import ctypes
 import ctypes.util
-import glob
 import os
 
-LIBRARY_ENV = "ZBSO_LIBRARY"
-_LIB_NAME = "libzbso.so"
+from zbso import _find
+
+LIBRARY_ENV = _find.LIBRARY_ENV
 
 ERRBUF_MAX = 512  # ZBSO_ERRBUF_MAX
 MAX_GPUS = 64     # ZBSO_MAX_GPUS
+MAX_CPUS = 32     # ZBSO_MAX_CPUS
+MONITOR_ALL = -1  # ZBSO_MONITOR_ALL
+MONITOR_APPROX_INSTANT_ENERGY = 0x1  # ZBSO_MONITOR_APPROX_INSTANT_ENERGY
 
 # enum zbso_error (include/zbso/zbso.h)
 OK = 0
@@ -37,27 +41,13 @@ ETRAINFAIL = -18
 EPERM = -19
 
 
-def _candidates():
-    """Where to look for libzbso.so, in order: (description, path or None)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    out = []
-    env = os.environ.get(LIBRARY_ENV)
-    if env:
-        out.append((f"${LIBRARY_ENV}", env))
-        return out  # an explicit choice is never silently replaced by another library
-    out.append(("next to the package", os.path.join(here, _LIB_NAME)))
-    out.append(("next to the package", os.path.join(os.path.dirname(here), _LIB_NAME)))
-    # A source checkout: python/zbso/ sits two levels under the repository root, whose
-    # build directories (build, build-*) hold src/client/libzbso.so.
-    repo = os.path.dirname(os.path.dirname(here))
-    for path in sorted(glob.glob(os.path.join(repo, "build*", "src", "client", _LIB_NAME))):
-        out.append(("a build directory of the checkout", path))
-    return out
-
-
 def _load():
+    """Loads libzbso.so from the first place of _find's search order that has one."""
     tried = []
-    for what, path in _candidates():
+    for what, path, skipped in _find.candidates():
+        if skipped:
+            tried.append(f"{path} ({what}: skipped, {skipped}; set {LIBRARY_ENV} to use it)")
+            continue
         if not os.path.exists(path):
             tried.append(f"{path} ({what}: no such file)")
             continue
@@ -94,6 +84,30 @@ class Measurement_C(ctypes.Structure):
     ]
 
 
+class CpuMeasurement_C(ctypes.Structure):
+    """struct zbso_cpu_measurement."""
+    _fields_ = [
+        ("n_cpus", ctypes.c_uint),
+        ("cpu_indices", ctypes.c_int * MAX_CPUS),
+        ("cpu_energy_j", ctypes.c_double * MAX_CPUS),
+        ("has_dram", ctypes.c_int * MAX_CPUS),
+        ("dram_energy_j", ctypes.c_double * MAX_CPUS),
+    ]
+
+
+# zbso_window_ops' functions
+WindowBegin = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
+                               ctypes.POINTER(ctypes.c_char), ctypes.c_size_t)
+WindowEnd = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
+                             ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double),
+                             ctypes.POINTER(ctypes.c_char), ctypes.c_size_t)
+
+
+class WindowOps_C(ctypes.Structure):
+    """struct zbso_window_ops."""
+    _fields_ = [("arg", ctypes.c_void_p), ("begin", WindowBegin), ("end", WindowEnd)]
+
+
 def _proto(name, restype, *argtypes):
     fn = getattr(lib, name)
     fn.restype = restype
@@ -106,16 +120,42 @@ _vp = ctypes.c_void_p
 
 strerror = _proto("zbso_strerror", ctypes.c_char_p, ctypes.c_int)
 
-monitor_new = _proto("zbso_monitor_new", ctypes.c_int, _c_int_p, ctypes.c_size_t,
-                     ctypes.POINTER(_vp), ctypes.c_char_p, ctypes.c_size_t)
+monitor_open = _proto("zbso_monitor_open", ctypes.c_int, _c_int_p, ctypes.c_int, _c_int_p,
+                      ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_vp), ctypes.c_char_p,
+                      ctypes.c_size_t)
 monitor_free = _proto("zbso_monitor_free", None, _vp)
 monitor_errmsg = _proto("zbso_monitor_errmsg", ctypes.c_char_p, _vp)
 monitor_begin_window = _proto("zbso_monitor_begin_window", ctypes.c_int, _vp, ctypes.c_char_p)
-monitor_end_window = _proto("zbso_monitor_end_window", ctypes.c_int, _vp, ctypes.c_char_p,
-                            ctypes.POINTER(Measurement_C))
+monitor_end_window_cpu = _proto("zbso_monitor_end_window_cpu", ctypes.c_int, _vp,
+                                ctypes.c_char_p, ctypes.POINTER(Measurement_C),
+                                ctypes.POINTER(CpuMeasurement_C))
+monitor_cancel_window = _proto("zbso_monitor_cancel_window", ctypes.c_int, _vp, ctypes.c_char_p)
+monitor_reset_windows = _proto("zbso_monitor_reset_windows", ctypes.c_uint, _vp)
 monitor_gpu_count = _proto("zbso_monitor_gpu_count", ctypes.c_uint, _vp)
 monitor_gpu_model = _proto("zbso_monitor_gpu_model", ctypes.c_char_p, _vp)
 monitor_max_power_limit_mw = _proto("zbso_monitor_max_power_limit_mw", ctypes.c_uint, _vp)
+monitor_gpu_status = _proto("zbso_monitor_gpu_status", ctypes.c_char_p, _vp)
+monitor_cpu_count = _proto("zbso_monitor_cpu_count", ctypes.c_uint, _vp)
+monitor_cpu_index = _proto("zbso_monitor_cpu_index", ctypes.c_int, _vp, ctypes.c_uint)
+monitor_cpu_has_dram = _proto("zbso_monitor_cpu_has_dram", ctypes.c_int, _vp, ctypes.c_uint)
+monitor_cpu_status = _proto("zbso_monitor_cpu_status", ctypes.c_char_p, _vp)
+monitor_cpu_energy = _proto("zbso_monitor_cpu_energy", ctypes.c_int, _vp,
+                            ctypes.POINTER(CpuMeasurement_C))
+
+gpus_open = _proto("zbso_gpus_open", ctypes.c_int, ctypes.POINTER(_vp), ctypes.c_char_p,
+                   ctypes.c_size_t)
+gpus_free = _proto("zbso_gpus_free", None, _vp)
+gpus_errmsg = _proto("zbso_gpus_errmsg", ctypes.c_char_p, _vp)
+gpus_count = _proto("zbso_gpus_count", ctypes.c_uint, _vp)
+gpus_name = _proto("zbso_gpus_name", ctypes.c_int, _vp, ctypes.c_uint, ctypes.c_char_p,
+                   ctypes.c_size_t)
+gpus_power_limit_constraints_mw = _proto(
+    "zbso_gpus_power_limit_constraints_mw", ctypes.c_int, _vp, ctypes.c_uint,
+    ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_uint))
+gpus_power_mw = _proto("zbso_gpus_power_mw", ctypes.c_int, _vp, ctypes.c_uint,
+                       ctypes.POINTER(ctypes.c_uint))
+gpus_energy_mj = _proto("zbso_gpus_energy_mj", ctypes.c_int, _vp, ctypes.c_uint,
+                        ctypes.POINTER(ctypes.c_ulonglong))
 
 
 def text(b):
@@ -126,8 +166,11 @@ def text(b):
 def code_name(code):
     return text(strerror(code))
 
-client_new = _proto("zbso_client_new", ctypes.c_int, _vp, ctypes.c_char_p, ctypes.c_char_p,
-                    ctypes.c_int, ctypes.POINTER(_vp), ctypes.c_char_p, ctypes.c_size_t)
+
+client_new_ops = _proto("zbso_client_new_ops", ctypes.c_int, ctypes.POINTER(WindowOps_C),
+                        ctypes.c_uint, ctypes.c_uint, ctypes.c_char_p, ctypes.c_char_p,
+                        ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(_vp), ctypes.c_char_p,
+                        ctypes.c_size_t)
 client_free = _proto("zbso_client_free", None, _vp)
 client_errmsg = _proto("zbso_client_errmsg", ctypes.c_char_p, _vp)
 client_set_retry_timeout = _proto("zbso_client_set_retry_timeout", ctypes.c_int, _vp,
@@ -136,7 +179,16 @@ client_job_id = _proto("zbso_client_job_id", ctypes.c_char_p, _vp)
 client_job_json = _proto("zbso_client_job_json", ctypes.c_char_p, _vp)
 client_get_batch_size = _proto("zbso_client_get_batch_size", ctypes.c_int, _vp,
                                ctypes.POINTER(ctypes.c_int64))
+client_spec_json = _proto("zbso_client_spec_json", ctypes.c_char_p, _vp)
 client_trial_number = _proto("zbso_client_trial_number", ctypes.c_int64, _vp)
+client_batch_size = _proto("zbso_client_batch_size", ctypes.c_int64, _vp)
+client_set_batch_size = _proto("zbso_client_set_batch_size", ctypes.c_int, _vp,
+                               ctypes.c_int64)
+client_set_trial_number = _proto("zbso_client_set_trial_number", ctypes.c_int, _vp,
+                                 ctypes.c_int64)
+client_cur_epoch = _proto("zbso_client_cur_epoch", ctypes.c_int64, _vp)
+client_running_time_s = _proto("zbso_client_running_time_s", ctypes.c_double, _vp)
+client_consumed_energy_j = _proto("zbso_client_consumed_energy_j", ctypes.c_double, _vp)
 client_on_train_begin = _proto("zbso_client_on_train_begin", ctypes.c_int, _vp)
 client_on_evaluate = _proto("zbso_client_on_evaluate", ctypes.c_int, _vp, ctypes.c_double)
 client_training_finished = _proto("zbso_client_training_finished", ctypes.c_int, _vp)

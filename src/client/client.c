@@ -40,12 +40,18 @@ static pending_end *pending_head;
 static bool exit_handler_installed;
 
 struct zbso_client {
-    zbso_monitor *mon;
+    zbso_monitor *mon;                    /* NULL when the caller's ops measure */
     bool owns_monitor;
+    zbso_window_ops ops;                  /* the caller's (external), or mon's */
+    bool external;
+    unsigned max_limit_mw;                /* the GPU facts of the job spec */
+    unsigned n_gpus;
+    char gpu_model[ZBSO_GPU_MODEL_MAX + 1];
     transport *tp;
     int rank;
     zbso_job_spec job;                    /* CreatedJob as the server answered it */
     char *job_json;                       /* the same, as JSON */
+    char *spec_json;                      /* JobSpecFromClient as sent, JSON */
     int64_t batch_size;                   /* 0 until get_batch_size succeeded */
     int64_t trial_number;
     int64_t cur_epoch;
@@ -177,8 +183,8 @@ static int build_spec(const zbso_client *c, const char *job_spec_json, zbso_job_
                       zbso_err *err)
 {
     const char *env_job = getenv("ZEUS_BSO_JOB_ID");
-    const char *model = zbso_monitor_gpu_model(c->mon);
-    unsigned n_gpus = zbso_monitor_gpu_count(c->mon);
+    const char *model = c->gpu_model;
+    unsigned n_gpus = c->n_gpus;
     codec_spec_given given;
     zbso_err perr;
     int rc;
@@ -208,7 +214,7 @@ static int build_spec(const zbso_client *c, const char *job_spec_json, zbso_job_
                            strlen(env_job), sizeof out->job_id - 1, env_job);
         snprintf(out->job_id, sizeof out->job_id, "%s", env_job);
     }
-    out->max_power = mon_job_max_power_w(zbso_monitor_max_power_limit_mw(c->mon), n_gpus);
+    out->max_power = mon_job_max_power_w(c->max_limit_mw, n_gpus);
     out->number_of_gpus = n_gpus;
     snprintf(out->gpu_model, sizeof out->gpu_model, "%s", model ? model : "");
     if ((rc = codec_job_spec_check(out, given.job_id, &perr)) == 0)
@@ -222,6 +228,8 @@ invalid:
  * network failure, or an answer that is not a job), ZBSO_ENOMEM. */
 static int register_job(zbso_client *c, const zbso_job_spec *spec, zbso_err *err)
 {
+    if (!(c->spec_json = codec_job_spec_dump(spec, NULL)))
+        return err_set(err, ZBSO_ENOMEM, "out of memory keeping the job spec");
     if (protocol_register_job(c->tp, spec, &c->job, err) < 0)
         return request_failed(err);
     if (!(c->job_json = codec_job_spec_dump(&c->job, NULL)))
@@ -230,14 +238,56 @@ static int register_job(zbso_client *c, const zbso_job_spec *spec, zbso_err *err
     return 0;
 }
 
+/* The window ops over the client's own zbso_monitor. */
+static int mon_begin(void *arg, const char *name, char *errbuf, size_t errbuf_len)
+{
+    zbso_monitor *mon = arg;
+    int rc = zbso_monitor_begin_window(mon, name);
+    if (rc < 0)
+        snprintf(errbuf, errbuf_len, "%s", zbso_monitor_errmsg(mon));
+    return rc;
+}
+
+static int mon_end(void *arg, const char *name, double *time_s, double *energy_j,
+                   char *errbuf, size_t errbuf_len)
+{
+    zbso_monitor *mon = arg;
+    zbso_measurement m;
+    int rc = zbso_monitor_end_window(mon, name, &m);
+    if (rc < 0) {
+        snprintf(errbuf, errbuf_len, "%s", zbso_monitor_errmsg(mon));
+        return rc;
+    }
+    *time_s = m.time_s;
+    *energy_j = m.total_energy_j;
+    return 0;
+}
+
+/* The part of creating a client common to both constructors, once c's measuring (mon or
+ * ops) and GPU facts are set: checks the URL, builds the spec, connects and registers.
+ * Returns 0 or the failing step's code with its message in err. */
+static int client_start(zbso_client *c, const char *server_url, const char *job_spec_json,
+                        zbso_err *err)
+{
+    zbso_job_spec spec;
+    double retry_s;
+    const char *url = server_url ? server_url : getenv("ZEUS_BSO_SERVER_URL");
+    int rc;
+    snprintf(c->window, sizeof c->window, "zbso.client.%p", (void *)c);
+    if (!url || !url[0])
+        return err_set(err, ZBSO_ECONFIG, "no server URL: pass one or set ZEUS_BSO_SERVER_URL");
+    if ((rc = transport_retry_timeout_env(&retry_s, err)) < 0 ||
+        (rc = build_spec(c, job_spec_json, &spec, err)) < 0 ||
+        (rc = transport_new(url, getenv("ZEUS_BSO_API_TOKEN"), retry_s, &c->tp, err)) < 0)
+        return rc;
+    return register_job(c, &spec, err);
+}
+
 int zbso_client_new(zbso_monitor *mon, const char *server_url, const char *job_spec_json,
                     int rank, zbso_client **out, char *errbuf, size_t errbuf_len)
 {
     zbso_client *c = mem_calloc(1, sizeof *c);
-    zbso_job_spec spec;
     zbso_err err;
-    double retry_s;
-    const char *url = server_url ? server_url : getenv("ZEUS_BSO_SERVER_URL");
     int rc;
     err_clear(&err);
     if (out)
@@ -251,13 +301,6 @@ int zbso_client_new(zbso_monitor *mon, const char *server_url, const char *job_s
         goto out;
     }
     c->rank = rank;
-    snprintf(c->window, sizeof c->window, "zbso.client.%p", (void *)c);
-    if (!url || !url[0]) {
-        rc = err_set(&err, ZBSO_ECONFIG, "no server URL: pass one or set ZEUS_BSO_SERVER_URL");
-        goto out;
-    }
-    if ((rc = transport_retry_timeout_env(&retry_s, &err)) < 0)
-        goto out;
     if (!mon) {
         if ((rc = zbso_monitor_new(NULL, 0, &c->mon, err.msg, sizeof err.msg)) < 0)
             goto out;
@@ -265,9 +308,53 @@ int zbso_client_new(zbso_monitor *mon, const char *server_url, const char *job_s
     } else {
         c->mon = mon;
     }
-    if ((rc = build_spec(c, job_spec_json, &spec, &err)) < 0 ||
-        (rc = transport_new(url, getenv("ZEUS_BSO_API_TOKEN"), retry_s, &c->tp, &err)) < 0 ||
-        (rc = register_job(c, &spec, &err)) < 0)
+    c->ops = (zbso_window_ops){.arg = c->mon, .begin = mon_begin, .end = mon_end};
+    c->max_limit_mw = zbso_monitor_max_power_limit_mw(c->mon);
+    c->n_gpus = zbso_monitor_gpu_count(c->mon);
+    snprintf(c->gpu_model, sizeof c->gpu_model, "%s", zbso_monitor_gpu_model(c->mon));
+    if ((rc = client_start(c, server_url, job_spec_json, &err)) < 0)
+        goto out;
+    *out = c;
+    c = NULL;
+out:
+    if (errbuf && errbuf_len)
+        snprintf(errbuf, errbuf_len, "%s", rc < 0 ? err.msg : "");
+    zbso_client_free(c);
+    return rc;
+}
+
+int zbso_client_new_ops(const zbso_window_ops *ops, unsigned max_power_limit_mw,
+                        unsigned n_gpus, const char *gpu_model, const char *server_url,
+                        const char *job_spec_json, int rank, zbso_client **out,
+                        char *errbuf, size_t errbuf_len)
+{
+    zbso_client *c = NULL;
+    zbso_err err;
+    int rc;
+    err_clear(&err);
+    if (out)
+        *out = NULL;
+    if (!out || !ops || !ops->begin || !ops->end) {
+        rc = err_set(&err, ZBSO_EINVAL, "zbso_client_new_ops: %s is NULL",
+                     !out ? "out" : !ops ? "ops" : "a window function");
+        goto out;
+    }
+    if (!gpu_model || strlen(gpu_model) > ZBSO_GPU_MODEL_MAX) {
+        rc = err_set(&err, ZBSO_ECONFIG, "gpu_model is %s (at most %d bytes)",
+                     gpu_model ? "too long" : "NULL", ZBSO_GPU_MODEL_MAX);
+        goto out;
+    }
+    if (!(c = mem_calloc(1, sizeof *c))) {
+        rc = err_set(&err, ZBSO_ENOMEM, "out of memory allocating a client");
+        goto out;
+    }
+    c->rank = rank;
+    c->ops = *ops;
+    c->external = true;
+    c->max_limit_mw = max_power_limit_mw;
+    c->n_gpus = n_gpus;
+    snprintf(c->gpu_model, sizeof c->gpu_model, "%s", gpu_model);
+    if ((rc = client_start(c, server_url, job_spec_json, &err)) < 0)
         goto out;
     *out = c;
     c = NULL;
@@ -283,12 +370,14 @@ void zbso_client_free(zbso_client *c)
     zbso_measurement m;
     if (!c)
         return;
-    if (c->window_open)
+    /* The caller's ops are not called back here: the caller may be tearing down. */
+    if (c->window_open && !c->external)
         zbso_monitor_end_window(c->mon, c->window, &m);
     if (c->owns_monitor)
         zbso_monitor_free(c->mon);
     transport_free(c->tp);
     free(c->job_json);
+    free(c->spec_json);
     mem_free(c);
 }
 
@@ -395,18 +484,70 @@ int zbso_client_get_batch_size(zbso_client *c, int64_t *out)
 
 int64_t zbso_client_trial_number(const zbso_client *c) { return c ? c->trial_number : 0; }
 
+int64_t zbso_client_batch_size(const zbso_client *c) { return c ? c->batch_size : 0; }
+
+int64_t zbso_client_cur_epoch(const zbso_client *c) { return c ? c->cur_epoch : 0; }
+
+double zbso_client_running_time_s(const zbso_client *c) { return c ? c->running_time_s : 0; }
+
+double zbso_client_consumed_energy_j(const zbso_client *c)
+{
+    return c ? c->consumed_energy_j : 0;
+}
+
+const char *zbso_client_spec_json(const zbso_client *c) { return c ? c->spec_json : ""; }
+
+int zbso_client_set_batch_size(zbso_client *c, int64_t batch_size)
+{
+    if (!c)
+        return ZBSO_EINVAL;
+    if (batch_size != 0 && !job_has_batch_size(c, batch_size))
+        return err_set(&c->err, ZBSO_EINVAL,
+                       "batch size %lld is not one of job %s's batch sizes",
+                       (long long)batch_size, c->job.job_id);
+    c->batch_size = batch_size;
+    return 0;
+}
+
+int zbso_client_set_trial_number(zbso_client *c, int64_t trial_number)
+{
+    if (!c)
+        return ZBSO_EINVAL;
+    if (trial_number < 0)
+        return err_set(&c->err, ZBSO_EINVAL, "trial number %lld is negative",
+                       (long long)trial_number);
+    c->trial_number = trial_number;
+    return 0;
+}
+
+/* Opens c's measurement window through its ops. Returns 0 or the ops' code, with their
+ * message (or the code's name) in err. */
+static int window_begin(zbso_client *c, zbso_err *err)
+{
+    char msg[ZBSO_ERRBUF_MAX] = "";
+    int rc = c->ops.begin(c->ops.arg, c->window, msg, sizeof msg);
+    if (rc == 0) {
+        c->window_open = true;
+        return 0;
+    }
+    if (rc > 0)
+        rc = ZBSO_ERUNTIME;
+    return err_set(err, rc, "%s", msg[0] ? msg : zbso_strerror(rc));
+}
+
 int zbso_client_on_train_begin(zbso_client *c)
 {
-    int rc;
+    zbso_err err;
     if (!c)
         return ZBSO_EINVAL;
     c->training_finished = false;
-    if (c->window_open)
+    /* With the caller's ops their monitor decides (Zeus's raises for a window open
+     * twice); this client's own monitor would say the same less plainly. */
+    if (c->window_open && !c->external)
         return err_set(&c->err, ZBSO_EORDER,
                        "training already began: call zbso_client_on_evaluate");
-    if ((rc = zbso_monitor_begin_window(c->mon, c->window)) < 0)
-        return err_set(&c->err, rc, "%s", zbso_monitor_errmsg(c->mon));
-    c->window_open = true;
+    if (window_begin(c, &err) < 0)
+        return fail(c, &err);
     return 0;
 }
 
@@ -427,9 +568,10 @@ static int report(const zbso_client *c, double metric, zbso_report_response *rr,
 
 int zbso_client_on_evaluate(zbso_client *c, double metric)
 {
-    zbso_measurement m;
     zbso_report_response rr;
     zbso_err err;
+    char msg[ZBSO_ERRBUF_MAX] = "";
+    double time_s = 0, energy_j = 0;
     int rc;
     if (!c)
         return ZBSO_EINVAL;
@@ -439,24 +581,28 @@ int zbso_client_on_evaluate(zbso_client *c, double metric)
         return 0;
     if (!isfinite(metric))
         return err_set(&c->err, ZBSO_EINVAL, "metric %g is not a finite number", metric);
-    if (!c->window_open)
+    if (!c->window_open && !c->external)
         return err_set(&c->err, ZBSO_EORDER, "Call on_train_begin before on_evaluate");
     c->window_open = false;
-    if ((rc = zbso_monitor_end_window(c->mon, c->window, &m)) < 0)
-        return err_set(&c->err, rc, "%s", zbso_monitor_errmsg(c->mon));
+    if ((rc = c->ops.end(c->ops.arg, c->window, &time_s, &energy_j, msg, sizeof msg)) != 0) {
+        rc = rc < 0 ? rc : ZBSO_ERUNTIME;
+        return err_set(&c->err, rc, "%s", msg[0] ? msg : zbso_strerror(rc));
+    }
+    if (!isfinite(time_s) || !isfinite(energy_j) || time_s < 0 || energy_j < 0)
+        return err_set(&c->err, ZBSO_ERUNTIME,
+                       "the monitor measured time %g s and energy %g J: not a measurement",
+                       time_s, energy_j);
     c->cur_epoch++;
-    c->running_time_s += m.time_s;
-    c->consumed_energy_j += m.total_energy_j;
+    c->running_time_s += time_s;
+    c->consumed_energy_j += energy_j;
     if ((rc = report(c, metric, &rr, &err)) < 0)
         fail(c, &err);
     if (rc < 0 || !rr.stop_train) {
         /* Keep measuring: after a failed report the epoch stays counted and the next
          * report carries it in its cumulative totals. */
-        int brc = zbso_monitor_begin_window(c->mon, c->window);
-        if (brc == 0)
-            c->window_open = true;
-        else if (rc == 0)
-            return err_set(&c->err, brc, "%s", zbso_monitor_errmsg(c->mon));
+        int brc = window_begin(c, &err);
+        if (brc < 0 && rc == 0)
+            return fail(c, &err);
         return rc;
     }
     c->training_finished = true;

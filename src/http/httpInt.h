@@ -93,6 +93,14 @@ int http_idempotency_key(const char *v, char *key, zbso_err *err);
 
 /* The HTTP status of a ZBSO_E* code (src/http/status.c): EINVAL 422, ENOTFOUND 404,
  * ECONFLICT 409, EAUTH 401, ETOOBIG 413, EMETHOD 405, EUNAVAIL 503, others 500. */
+/* Checks an Authorization header value (NULL: none) against the API token
+ * token[0..token_len): "Bearer <token>", or "Basic base64(user:password)" whose password is
+ * the token, any user name (RFC 7617, what a URL http://user:TOKEN@host makes httpx and
+ * curl send). Returns 0, or ZBSO_EAUTH with a message saying what is missing, malformed or
+ * wrong; the message never holds the token nor anything decoded from the header. Pure,
+ * for the fuzz target fuzz/fuzz_auth.c. */
+int http_auth_check(const char *token, size_t token_len, const char *header, zbso_err *err);
+
 unsigned http_status_of(int code);
 
 /* Turns r->err (with code) into an error reply: status from the table, 422 in FastAPI's

@@ -13,12 +13,14 @@
 
 #define DEFAULT_NVML_LIBRARY "libnvidia-ml.so.1"
 
-/* Parses CUDA_VISIBLE_DEVICES (a comma list of NVML indices) into visible[0..*n_visible),
- * checking each against the n_nvml GPUs NVML sees. Unset means all of them. Returns 0 or
- * ZBSO_ECONFIG naming the entry: not an integer (UUIDs are not supported), out of range,
- * listed twice, or too many. */
-static int visible_devices(unsigned n_nvml, unsigned *visible, unsigned *n_visible,
-                           zbso_err *err)
+const char *mon_nvml_path(void)
+{
+    const char *path = getenv("ZBSO_NVML_LIBRARY");
+    return path == NULL || path[0] == '\0' ? DEFAULT_NVML_LIBRARY : path;
+}
+
+int mon_visible_devices(unsigned n_nvml, unsigned *visible, unsigned *n_visible,
+                        zbso_err *err)
 {
     const char *env = getenv("CUDA_VISIBLE_DEVICES");
     char buf[1024];
@@ -73,8 +75,9 @@ static int visible_devices(unsigned n_nvml, unsigned *visible, unsigned *n_visib
 }
 
 /* Fills mon->gpus[].cuda_index/nvml_index from the caller's CUDA indices (all visible
- * GPUs when n_gpus is 0). Returns 0 or ZBSO_ECONFIG: no GPU, an index out of range or
- * repeated, too many. */
+ * GPUs when n_gpus is 0). Returns 0 (with mon->n_gpus 0 and the reason in
+ * mon->gpu_status when all were asked for and none is visible), or ZBSO_ECONFIG: an index
+ * out of range or repeated, too many. */
 static int choose_gpus(zbso_monitor *mon, const int *gpu_indices, size_t n_gpus,
                        zbso_err *err)
 {
@@ -86,15 +89,17 @@ static int choose_gpus(zbso_monitor *mon, const int *gpu_indices, size_t n_gpus,
     if (nrc != NVML_SUCCESS)
         return err_set(err, ZBSO_ECONFIG, "nvmlDeviceGetCount failed: %s (NVML error %d)",
                        nvml_lib_strerror(&mon->nvml, nrc), nrc);
-    int rc = visible_devices(n_nvml, visible, &n_visible, err);
+    int rc = mon_visible_devices(n_nvml, visible, &n_visible, err);
     if (rc < 0)
         return rc;
     if (n_visible == 0) {
         const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-        return err_set(err, ZBSO_ECONFIG,
-                       "no GPUs to monitor: NVML sees %u GPU(s)%s%s%s", n_nvml,
-                       cvd ? " and CUDA_VISIBLE_DEVICES is '" : "", cvd ? cvd : "",
-                       cvd ? "'" : "");
+        snprintf(mon->gpu_status, sizeof mon->gpu_status,
+                 "no GPUs to monitor: NVML sees %u GPU(s)%s%s%s", n_nvml,
+                 cvd ? " and CUDA_VISIBLE_DEVICES is '" : "", cvd ? cvd : "", cvd ? "'" : "");
+        if (n_gpus == 0)
+            return 0;
+        return err_set(err, ZBSO_ECONFIG, "%s", mon->gpu_status);
     }
     if (n_gpus == 0) {
         for (unsigned i = 0; i < n_visible; i++) {
@@ -188,8 +193,57 @@ static int open_gpus(zbso_monitor *mon, zbso_err *err)
     return 0;
 }
 
-int zbso_monitor_new(const int *gpu_indices, size_t n_gpus, zbso_monitor **out,
-                     char *errbuf, size_t errbuf_len)
+/* Loads NVML and opens the GPUs for zbso_monitor_open (n_gpus != 0). With all GPUs asked
+ * for (n_gpus < 0), an NVML that cannot be loaded or sees no GPU leaves the monitor
+ * without GPUs and mon->gpu_status saying why; else that is an error. Returns 0 or the
+ * error of choose_gpus / open_gpus / nvml_lib_open. */
+static int setup_gpus(zbso_monitor *mon, const int *gpu_indices, int n_gpus, zbso_err *err)
+{
+    int rc = nvml_lib_open(mon_nvml_path(), &mon->nvml, err);
+    if (rc < 0 && n_gpus < 0) {
+        snprintf(mon->gpu_status, sizeof mon->gpu_status, "%s", err->msg);
+        err_clear(err);
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    rc = choose_gpus(mon, gpu_indices, n_gpus < 0 ? 0 : (size_t)n_gpus, err);
+    if (rc == 0 && mon->n_gpus == 0)
+        nvml_lib_close(&mon->nvml);
+    else if (rc == 0)
+        rc = open_gpus(mon, err);
+    return rc;
+}
+
+/* Opens the RAPL zones for zbso_monitor_open (n_cpus != 0): all of them (n_cpus < 0; none
+ * when RAPL is absent or unreadable, with mon->cpu_status saying why) or the given ones.
+ * Returns 0 or ZBSO_ECONFIG naming the index, the file and the system's error. */
+static int setup_cpus(zbso_monitor *mon, const int *cpu_indices, int n_cpus, zbso_err *err)
+{
+    const char *root = rapl_root();
+    int all[RAPL_ZONES_MAX];
+    unsigned n = 0;
+    int rc;
+
+    if (n_cpus > 0)
+        return rapl_open(&mon->rapl, root, cpu_indices, (unsigned)n_cpus, err);
+    rc = rapl_list(root, all, &n, mon->cpu_status, sizeof mon->cpu_status, err);
+    if (rc < 0 || n == 0)
+        return rc;
+    rc = rapl_open(&mon->rapl, root, all, n, err);
+    if (rc < 0) {
+        snprintf(mon->cpu_status, sizeof mon->cpu_status, "RAPL is not readable: %.480s",
+                 err->msg);
+        err_clear(err);
+        memset(&mon->rapl, 0, sizeof mon->rapl);
+        rc = 0;
+    }
+    return rc;
+}
+
+int zbso_monitor_open(const int *gpu_indices, int n_gpus, const int *cpu_indices,
+                      int n_cpus, unsigned flags, zbso_monitor **out, char *errbuf,
+                      size_t errbuf_len)
 {
     zbso_err err;
     zbso_monitor *mon = NULL;
@@ -198,9 +252,18 @@ int zbso_monitor_new(const int *gpu_indices, size_t n_gpus, zbso_monitor **out,
     err_clear(&err);
     if (out)
         *out = NULL;
-    if (out == NULL || (n_gpus > 0 && gpu_indices == NULL)) {
-        rc = err_set(&err, ZBSO_EINVAL, "zbso_monitor_new: %s is NULL",
-                     out == NULL ? "out" : "gpu_indices");
+    if (out == NULL || (n_gpus > 0 && gpu_indices == NULL) ||
+        (n_cpus > 0 && cpu_indices == NULL) || n_gpus < ZBSO_MONITOR_ALL ||
+        n_cpus < ZBSO_MONITOR_ALL || (flags & ~ZBSO_MONITOR_APPROX_INSTANT_ENERGY)) {
+        rc = err_set(&err, ZBSO_EINVAL,
+                     "zbso_monitor_open: bad arguments (out %s, n_gpus %d, n_cpus %d, "
+                     "flags 0x%x)",
+                     out ? "set" : "NULL", n_gpus, n_cpus, flags);
+        goto out;
+    }
+    if (n_gpus > ZBSO_MAX_GPUS) {
+        rc = err_set(&err, ZBSO_ECONFIG, "%d GPU indices given; at most %d", n_gpus,
+                     ZBSO_MAX_GPUS);
         goto out;
     }
     mon = mem_calloc(1, sizeof *mon);
@@ -209,22 +272,20 @@ int zbso_monitor_new(const int *gpu_indices, size_t n_gpus, zbso_monitor **out,
                      sizeof *mon);
         goto out;
     }
-    const char *path = getenv("ZBSO_NVML_LIBRARY");
-    if (path == NULL || path[0] == '\0')
-        path = DEFAULT_NVML_LIBRARY;
-    rc = nvml_lib_open(path, &mon->nvml, &err);
+    mon->flags = flags;
+    rc = n_gpus != 0 ? setup_gpus(mon, gpu_indices, n_gpus, &err) : 0;
     if (rc < 0)
         goto out;
-    rc = choose_gpus(mon, gpu_indices, n_gpus, &err);
-    if (rc < 0)
-        goto out;
-    rc = open_gpus(mon, &err);
+    rc = n_cpus != 0 ? setup_cpus(mon, cpu_indices, n_cpus, &err) : 0;
     if (rc < 0)
         goto out;
     rc = mon_edge_pool_start(mon, &err);
     if (rc < 0)
         goto out;
     rc = mon_sampler_start(mon, &err);
+    if (rc < 0)
+        goto out;
+    rc = rapl_start(&mon->rapl, &err);
     if (rc < 0)
         goto out;
     *out = mon;
@@ -236,10 +297,41 @@ out:
     return rc;
 }
 
+int zbso_monitor_new(const int *gpu_indices, size_t n_gpus, zbso_monitor **out,
+                     char *errbuf, size_t errbuf_len)
+{
+    zbso_monitor *mon = NULL;
+    int rc;
+
+    if (n_gpus > ZBSO_MAX_GPUS) {
+        if (out)
+            *out = NULL;
+        if (errbuf && errbuf_len > 0)
+            snprintf(errbuf, errbuf_len, "%zu GPU indices given; at most %d", n_gpus,
+                     ZBSO_MAX_GPUS);
+        return ZBSO_ECONFIG;
+    }
+    rc = zbso_monitor_open(gpu_indices, n_gpus == 0 ? ZBSO_MONITOR_ALL : (int)n_gpus, NULL,
+                           0, 0, &mon, errbuf, errbuf_len);
+    if (rc == 0 && mon->n_gpus == 0) {
+        /* Every GPU was asked for and there is none: an error here, unlike for Zeus's
+         * monitor, since everything built on this one measures GPUs. */
+        if (errbuf && errbuf_len > 0)
+            snprintf(errbuf, errbuf_len, "%s", mon->gpu_status);
+        rc = ZBSO_ECONFIG;
+        zbso_monitor_free(mon);
+        mon = NULL;
+    }
+    if (out)
+        *out = mon;
+    return rc;
+}
+
 void zbso_monitor_free(zbso_monitor *mon)
 {
     if (mon == NULL)
         return;
+    rapl_close(&mon->rapl);
     mon_sampler_stop(&mon->sampler);
     mon_edge_pool_stop(&mon->pool);
     nvml_lib_close(&mon->nvml);
@@ -298,7 +390,7 @@ int zbso_monitor_begin_window(zbso_monitor *mon, const char *name)
     if (rc < 0)
         return rc;
     if (find_window(mon, name)) {
-        err_set(&err, ZBSO_EBADOP, "a window named '%s' is already open", name);
+        err_set(&err, ZBSO_EBADOP, "Measurement window '%s' already exists", name);
         return fail(mon, &err);
     }
     for (unsigned i = 0; i < MON_WINDOWS_MAX && w == NULL; i++)
@@ -321,6 +413,13 @@ int zbso_monitor_begin_window(zbso_monitor *mon, const char *name)
         w->begin[i].counter_mj = r->counter_mj;
         w->begin[i].sampled_j = r->sampled_j;
         w->begin[i].fail_seq = r->fail_seq;
+    }
+    if (rapl_read(&mon->rapl, w->cpu_begin_uj, w->dram_begin_uj, &w->rapl_fail_seq,
+                  &err) < 0) {
+        char msg[ZBSO_ERR_MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err.msg);
+        err_set(&err, ZBSO_ERUNTIME, "cannot begin window '%s': %s", name, msg);
+        return fail(mon, &err);
     }
     w->open = true;
     w->begin_s = now_s;
@@ -357,17 +456,71 @@ static int gpu_energy(const mon_window *w, unsigned i, const mon_gpu *g, const m
     return 0;
 }
 
-int zbso_monitor_end_window(zbso_monitor *mon, const char *name, zbso_measurement *out)
+/* A GPU's power now times time_s, for a window whose energy read 0 under
+ * ZBSO_MONITOR_APPROX_INSTANT_ENERGY. Returns 0 with *j, or ZBSO_ERUNTIME in err. */
+static int instant_energy(const zbso_monitor *mon, const mon_window *w, const mon_gpu *g,
+                          double time_s, double *j, zbso_err *err)
+{
+    unsigned mw = 0;
+    nvmlReturn_t nrc = mon->nvml.device_get_power_usage(g->dev, &mw);
+    if (nrc != NVML_SUCCESS)
+        return err_set(err, ZBSO_ERUNTIME,
+                       "window '%s': GPU %d (NVML index %u): reading the power to "
+                       "approximate a zero energy failed: %s (NVML error %d)",
+                       w->name, g->cuda_index, g->nvml_index,
+                       nvml_lib_strerror(&mon->nvml, nrc), nrc);
+    *j = (double)mw / 1000.0 * time_s;
+    return 0;
+}
+
+/* The CPU and DRAM energy of window w into *cpu from a fresh RAPL reading. Returns 0, or
+ * ZBSO_ERUNTIME in err when a counter cannot be read or the poller failed meanwhile. */
+static int cpu_energy(zbso_monitor *mon, const mon_window *w, zbso_cpu_measurement *cpu,
+                      zbso_err *err)
+{
+    uint64_t pkg[ZBSO_MAX_CPUS], dram[ZBSO_MAX_CPUS];
+    unsigned long fail_seq = 0;
+    char msg[ZBSO_ERR_MSG_MAX];
+
+    memset(cpu, 0, sizeof *cpu);
+    if (rapl_read(&mon->rapl, pkg, dram, &fail_seq, err) < 0) {
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return err_set(err, ZBSO_ERUNTIME, "window '%s': %s", w->name, msg);
+    }
+    if (fail_seq != w->rapl_fail_seq) {
+        pthread_mutex_lock(&mon->rapl.mu);
+        snprintf(msg, sizeof msg, "%s", mon->rapl.fail_msg);
+        pthread_mutex_unlock(&mon->rapl.mu);
+        return err_set(err, ZBSO_ERUNTIME,
+                       "window '%s': reading the RAPL counters failed %lu time(s) during "
+                       "the window, so a wrap-around may have been missed; last: %s",
+                       w->name, fail_seq - w->rapl_fail_seq, msg);
+    }
+    cpu->n_cpus = mon->rapl.n;
+    for (unsigned i = 0; i < mon->rapl.n; i++) {
+        const rapl_zone *z = &mon->rapl.zones[i];
+        cpu->cpu_indices[i] = z->index;
+        cpu->cpu_energy_j[i] = (double)(pkg[i] - w->cpu_begin_uj[i]) / 1e6;
+        cpu->has_dram[i] = z->has_dram;
+        if (z->has_dram)
+            cpu->dram_energy_j[i] = (double)(dram[i] - w->dram_begin_uj[i]) / 1e6;
+    }
+    return 0;
+}
+
+int zbso_monitor_end_window_cpu(zbso_monitor *mon, const char *name, zbso_measurement *out,
+                                zbso_cpu_measurement *cpu_out)
 {
     zbso_err err;
     zbso_measurement m;
+    zbso_cpu_measurement cpu;
     int rc = start_call(mon, name, &err);
 
     if (rc < 0)
         return rc;
     mon_window *w = find_window(mon, name);
     if (w == NULL) {
-        err_set(&err, ZBSO_EBADOP, "no window named '%s' is open", name);
+        err_set(&err, ZBSO_EBADOP, "Measurement window '%s' does not exist", name);
         return fail(mon, &err);
     }
 
@@ -377,10 +530,16 @@ int zbso_monitor_end_window(zbso_monitor *mon, const char *name, zbso_measuremen
     m.time_s = now_s - w->begin_s;
     m.n_gpus = mon->n_gpus;
     for (unsigned i = 0; i < mon->n_gpus && rc == 0; i++) {
-        rc = gpu_energy(w, i, &mon->gpus[i], &mon->gpus[i].edge, &m.gpu_energy_j[i], &err);
-        m.gpu_indices[i] = mon->gpus[i].cuda_index;
+        const mon_gpu *g = &mon->gpus[i];
+        rc = gpu_energy(w, i, g, &g->edge, &m.gpu_energy_j[i], &err);
+        if (rc == 0 && m.gpu_energy_j[i] == 0.0 &&
+            (mon->flags & ZBSO_MONITOR_APPROX_INSTANT_ENERGY))
+            rc = instant_energy(mon, w, g, m.time_s, &m.gpu_energy_j[i], &err);
+        m.gpu_indices[i] = g->cuda_index;
         m.total_energy_j += m.gpu_energy_j[i];
     }
+    if (rc == 0)
+        rc = cpu_energy(mon, w, &cpu, &err);
     /* The window is closed even when its measurement failed: the number is lost, and the
      * caller can open a window of the same name again. */
     w->open = false;
@@ -388,7 +547,44 @@ int zbso_monitor_end_window(zbso_monitor *mon, const char *name, zbso_measuremen
         return fail(mon, &err);
     if (out)
         *out = m;
+    if (cpu_out)
+        *cpu_out = cpu;
     return 0;
+}
+
+int zbso_monitor_end_window(zbso_monitor *mon, const char *name, zbso_measurement *out)
+{
+    return zbso_monitor_end_window_cpu(mon, name, out, NULL);
+}
+
+int zbso_monitor_cancel_window(zbso_monitor *mon, const char *name)
+{
+    zbso_err err;
+    int rc = start_call(mon, name, &err);
+
+    if (rc < 0)
+        return rc;
+    mon_window *w = find_window(mon, name);
+    if (w == NULL) {
+        err_set(&err, ZBSO_EBADOP, "Measurement window '%s' does not exist", name);
+        return fail(mon, &err);
+    }
+    w->open = false;
+    return 0;
+}
+
+unsigned zbso_monitor_reset_windows(zbso_monitor *mon)
+{
+    unsigned n = 0;
+    if (mon == NULL)
+        return 0;
+    mon->errmsg[0] = '\0';
+    for (unsigned i = 0; i < MON_WINDOWS_MAX; i++)
+        if (mon->windows[i].open) {
+            mon->windows[i].open = false;
+            n++;
+        }
+    return n;
 }
 
 unsigned zbso_monitor_gpu_count(const zbso_monitor *mon)
@@ -404,6 +600,54 @@ const char *zbso_monitor_gpu_model(const zbso_monitor *mon)
 unsigned zbso_monitor_max_power_limit_mw(const zbso_monitor *mon)
 {
     return mon ? mon->max_limit_mw : 0;
+}
+
+const char *zbso_monitor_gpu_status(const zbso_monitor *mon)
+{
+    return mon ? mon->gpu_status : "";
+}
+
+unsigned zbso_monitor_cpu_count(const zbso_monitor *mon)
+{
+    return mon ? mon->rapl.n : 0;
+}
+
+int zbso_monitor_cpu_index(const zbso_monitor *mon, unsigned i)
+{
+    return mon && i < mon->rapl.n ? mon->rapl.zones[i].index : -1;
+}
+
+int zbso_monitor_cpu_has_dram(const zbso_monitor *mon, unsigned i)
+{
+    return mon && i < mon->rapl.n && mon->rapl.zones[i].has_dram;
+}
+
+const char *zbso_monitor_cpu_status(const zbso_monitor *mon)
+{
+    return mon ? mon->cpu_status : "";
+}
+
+int zbso_monitor_cpu_energy(zbso_monitor *mon, zbso_cpu_measurement *out)
+{
+    zbso_err err;
+    uint64_t pkg[ZBSO_MAX_CPUS], dram[ZBSO_MAX_CPUS];
+
+    if (mon == NULL || out == NULL)
+        return ZBSO_EINVAL;
+    mon->errmsg[0] = '\0';
+    memset(out, 0, sizeof *out);
+    if (rapl_read(&mon->rapl, pkg, dram, NULL, &err) < 0)
+        return fail(mon, &err);
+    out->n_cpus = mon->rapl.n;
+    for (unsigned i = 0; i < mon->rapl.n; i++) {
+        const rapl_zone *z = &mon->rapl.zones[i];
+        out->cpu_indices[i] = z->index;
+        out->cpu_energy_j[i] = (double)(z->pkg.first_uj + pkg[i]) / 1e6;
+        out->has_dram[i] = z->has_dram;
+        if (z->has_dram)
+            out->dram_energy_j[i] = (double)(z->dram.first_uj + dram[i]) / 1e6;
+    }
+    return 0;
 }
 
 double mon_job_max_power_w(unsigned max_power_limit_mw, unsigned n_gpus)

@@ -1,13 +1,15 @@
 /* monitorInt.h: the monitor's private state, shared by monitor.c (API, GPU set, windows),
- * edge.c (reading all GPUs in parallel at a window edge) and sampler.c (the power-sampling
- * thread). Not included outside src/monitor. */
+ * edge.c (reading all GPUs in parallel at a window edge), sampler.c (the power-sampling
+ * thread) and rapl.c (CPU and DRAM energy). Not included outside src/monitor. */
 #ifndef ZBSO_MONITOR_MONITORINT_H
 #define ZBSO_MONITOR_MONITORINT_H
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "monitor/nvml.h"
+#include "monitor/rapl.h"
 #include "zbso/zbso.h"
 
 #define MON_WINDOWS_MAX 64   /* windows open at once */
@@ -92,9 +94,13 @@ typedef struct mon_window {
     char name[MON_NAME_MAX];
     double begin_s;
     mon_mark begin[ZBSO_MAX_GPUS];
+    uint64_t cpu_begin_uj[ZBSO_MAX_CPUS];   /* RAPL totals at the begin edge */
+    uint64_t dram_begin_uj[ZBSO_MAX_CPUS];
+    unsigned long rapl_fail_seq;            /* the RAPL poller's failures then */
 } mon_window;
 
 struct zbso_monitor {
+    unsigned flags;       /* ZBSO_MONITOR_* */
     nvml_lib nvml;
     unsigned n_gpus;
     mon_gpu gpus[ZBSO_MAX_GPUS];
@@ -103,9 +109,23 @@ struct zbso_monitor {
     unsigned max_limit_mw;
     mon_edge_pool pool;
     mon_sampler sampler;
+    rapl_set rapl;        /* the CPU packages measured (rapl.n may be 0) */
+    char gpu_status[ZBSO_ERRBUF_MAX]; /* why no GPU is measured, or "" */
+    char cpu_status[ZBSO_ERRBUF_MAX]; /* why no CPU is measured, or "" */
     mon_window windows[MON_WINDOWS_MAX];
     char errmsg[ZBSO_ERRBUF_MAX];
 };
+
+/* The NVML library to load: $ZBSO_NVML_LIBRARY when set and not empty, else
+ * libnvidia-ml.so.1. */
+const char *mon_nvml_path(void);
+
+/* Parses CUDA_VISIBLE_DEVICES (a comma list of NVML indices) into visible[0..*n_visible),
+ * checking each against the n_nvml GPUs NVML sees. Unset means all of them. Returns 0 or
+ * ZBSO_ECONFIG naming the entry: not an integer (UUIDs are not supported), out of range,
+ * listed twice, or too many. */
+int mon_visible_devices(unsigned n_nvml, unsigned *visible, unsigned *n_visible,
+                        zbso_err *err);
 
 /* Starts the edge pool for mon's counter GPUs. Returns 0, or ZBSO_ERUNTIME when a thread
  * cannot be started (the pool is then stopped again). */

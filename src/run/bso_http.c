@@ -71,7 +71,7 @@ int run_bso_http_open(const char *url, run_bso **out, zbso_err *err)
     if ((rc = transport_retry_timeout_env(&retry_s, err)) < 0)
         return rc;
     if ((h = calloc(1, sizeof *h)) == NULL)
-        return err_set(err, ZBSO_ENOMEM, "out of memory opening %.300s", url);
+        return err_set(err, ZBSO_ENOMEM, "out of memory opening a server connection");
     if ((rc = transport_new(url, getenv("ZEUS_BSO_API_TOKEN"), retry_s, &h->tp, err)) < 0) {
         if (rc == ZBSO_ECONFIG) {
             char msg[ZBSO_ERR_MSG_MAX];

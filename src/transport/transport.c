@@ -32,6 +32,7 @@ struct transport {
     CURL *curl;
     struct curl_slist *headers;   /* sent with every request */
     char base[TRANSPORT_URL_MAX + 1];
+    char shown[TRANSPORT_URL_MAX + 4];  /* base with its password masked, for messages */
     double retry_timeout_s;
     double request_timeout_s;
     uint64_t rng;                 /* xorshift state for the backoff jitter */
@@ -67,19 +68,40 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
     return size * nmemb;
 }
 
+void transport_mask_url(const char *url, char *out, size_t cap)
+{
+    if (cap == 0)
+        return;
+    const char *sep = strstr(url, "://");
+    const char *auth = sep ? sep + 3 : url;
+    size_t host_len = strcspn(auth, "/?#");
+    const char *at = NULL;
+    for (const char *p = auth; p < auth + host_len; p++)
+        if (*p == '@')
+            at = p; /* the last one: a password may hold an unescaped '@' */
+    const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+    if (!colon) {
+        snprintf(out, cap, "%s", url);
+        return;
+    }
+    snprintf(out, cap, "%.*s***%s", (int)(colon + 1 - url), url, at);
+}
+
 int transport_new(const char *base_url, const char *token, double retry_timeout_s,
                   transport **out, zbso_err *err)
 {
+    char shown[TRANSPORT_URL_MAX + 4];
     transport *t = NULL;
     char auth[TRANSPORT_TOKEN_MAX + 32];
     struct curl_slist *h;
     size_t n;
     int rc;
     *out = NULL;
+    transport_mask_url(base_url ? base_url : "(null)", shown, sizeof shown);
     if (!base_url || (strncmp(base_url, "http://", 7) != 0 &&
                       strncmp(base_url, "https://", 8) != 0))
         return err_set(err, ZBSO_ECONFIG, "server URL '%.300s' must start with http:// or "
-                       "https://", base_url ? base_url : "(null)");
+                       "https://", shown);
     n = strlen(base_url);
     while (n > 0 && base_url[n - 1] == '/')
         n--;
@@ -93,12 +115,12 @@ int transport_new(const char *base_url, const char *token, double retry_timeout_
     if (curl_init_rc != CURLE_OK)
         return err_set(err, ZBSO_ERUNTIME, "libcurl failed to initialize: %s",
                        curl_easy_strerror(curl_init_rc));
-    rc = err_set(err, ZBSO_ENOMEM, "out of memory opening a connection to %.*s",
-                 (int)(n < 300 ? n : 300), base_url);
+    rc = err_set(err, ZBSO_ENOMEM, "out of memory opening a connection to %.300s", shown);
     if (!(t = mem_calloc(1, sizeof *t)) || !(t->curl = curl_easy_init()))
         goto out;
     memcpy(t->base, base_url, n);
     t->base[n] = '\0';
+    transport_mask_url(t->base, t->shown, sizeof t->shown);
     buf_init(&t->body, TRANSPORT_BODY_MAX);
     t->retry_timeout_s = retry_timeout_s;
     t->request_timeout_s = TRANSPORT_REQUEST_TIMEOUT_S;
@@ -288,6 +310,7 @@ int transport_request(transport *t, const transport_req *req, transport_resp *re
                       zbso_err *err)
 {
     char url[TRANSPORT_URL_MAX * 2 + 2];
+    char shown[TRANSPORT_URL_MAX * 2 + 6]; /* url with its password masked */
     char curl_msg[CURL_ERROR_SIZE];
     char key_line[sizeof TRANSPORT_KEY_HEADER + TRANSPORT_KEY_HEX + 4];
     char last[MSG_MAX] = "";
@@ -296,7 +319,8 @@ int transport_request(transport *t, const transport_req *req, transport_resp *re
     int attempts = 0, code;
     if ((size_t)snprintf(url, sizeof url, "%s%s", t->base, req->path) >= sizeof url)
         return err_set(err, ZBSO_ERUNTIME, "request URL %.200s%.40s... is longer than %zu "
-                       "bytes", t->base, req->path, sizeof url - 1);
+                       "bytes", t->shown, req->path, sizeof url - 1);
+    snprintf(shown, sizeof shown, "%s%s", t->shown, req->path);
     if (req->idempotency_key) {
         /* A list node of our own in front of the shared headers: curl only reads it. */
         if (strlen(req->idempotency_key) > TRANSPORT_KEY_HEX)
@@ -334,17 +358,17 @@ int transport_request(transport *t, const transport_req *req, transport_resp *re
                     (status == 502 || status == 503 || status == 504);
             curl_easy_getinfo(t->curl, CURLINFO_RETRY_AFTER, &retry_after);
         } else if (cc == CURLE_OUT_OF_MEMORY || t->body_rc == ZBSO_ENOMEM) {
-            snprintf(last, sizeof last, "%s %.200s: out of memory", req->method, url);
+            snprintf(last, sizeof last, "%s %.200s: out of memory", req->method, shown);
             code = ZBSO_ENOMEM;
             again = false;
         } else if (t->body_rc == ZBSO_ETOOBIG) {
             snprintf(last, sizeof last, "%s %.200s: the response body is over the %d byte "
-                     "limit", req->method, url, TRANSPORT_BODY_MAX);
+                     "limit", req->method, shown, TRANSPORT_BODY_MAX);
             code = ZBSO_ERUNTIME;
             again = false;
 
         } else {
-            snprintf(last, sizeof last, "%s %.200s: %.250s", req->method, url,
+            snprintf(last, sizeof last, "%s %.200s: %.250s", req->method, shown,
                      curl_msg[0] ? curl_msg : curl_easy_strerror(cc));
             code = ZBSO_ERUNTIME;
             again = unsent(t, cc) || (req->retry == TRANSPORT_IDEMPOTENT && lost(cc));

@@ -53,11 +53,13 @@ typedef struct transport_resp {
 
 /* Opens a transport to base_url ("http://host:port" or https; trailing '/'s are
  * dropped). token, when not NULL and not empty, is sent as "Authorization: Bearer
- * <token>". A request retries for at most retry_timeout_s seconds (>= 0; 0: one attempt)
- * and each attempt waits at most TRANSPORT_REQUEST_TIMEOUT_S for its answer. Connects on
- * the first request. Returns 0 with *out set; ZBSO_ECONFIG naming a URL that is not
- * http(s) or is too long, or a token too long; ZBSO_ERUNTIME when libcurl fails to
- * initialise; ZBSO_ENOMEM. */
+ * <token>"; else credentials in the URL (http://user:password@host, percent-escapes
+ * decoded) are sent as HTTP Basic auth, as httpx sends them, and every message shows the
+ * URL with the password masked (transport_mask_url). A request retries for at most
+ * retry_timeout_s seconds (>= 0; 0: one attempt) and each attempt waits at most
+ * TRANSPORT_REQUEST_TIMEOUT_S for its answer. Connects on the first request. Returns 0
+ * with *out set; ZBSO_ECONFIG naming a URL that is not http(s) or is too long, or a token
+ * too long; ZBSO_ERUNTIME when libcurl fails to initialise; ZBSO_ENOMEM. */
 int transport_new(const char *base_url, const char *token, double retry_timeout_s,
                   transport **out, zbso_err *err);
 
@@ -72,7 +74,12 @@ double transport_retry_timeout(const transport *t);
  * for short-lived work such as ending trials at process exit. */
 void transport_set_request_timeout(transport *t, double seconds);
 
-/* The base URL as normalized by transport_new. */
+/* Writes url into out (capacity cap, always NUL-terminated when cap > 0) with the
+ * password of its user info replaced by "***": "http://u:***@host/..."; a URL without a
+ * password is copied as it is. */
+void transport_mask_url(const char *url, char *out, size_t cap);
+
+/* The base URL as normalized by transport_new (with its credentials, if any). */
 const char *transport_base_url(const transport *t);
 
 /* Reads the retry budget from $ZBSO_CLIENT_RETRY_TIMEOUT into *out: its value, or

@@ -598,6 +598,133 @@ static void test_lost_answer_dispatches_once(void **state)
     fake_proxy_stop(&px);
 }
 
+/* The window ops of test_ops_and_ranks: a scripted monitor that counts its calls, gives
+ * 2 s and 10 J per window, and fails when told to. */
+typedef struct fake_ops {
+    int begins, ends;
+    int begin_rc, end_rc;       /* what the next call returns (0: success) */
+    double energy_j;
+} fake_ops;
+
+static int fake_begin(void *arg, const char *name, char *errbuf, size_t len)
+{
+    fake_ops *f = arg;
+    f->begins++;
+    if (f->begin_rc)
+        snprintf(errbuf, len, "Measurement window '%s' already exists", name);
+    return f->begin_rc;
+}
+
+static int fake_end(void *arg, const char *name, double *time_s, double *energy_j,
+                    char *errbuf, size_t len)
+{
+    fake_ops *f = arg;
+    f->ends++;
+    if (f->end_rc)
+        return f->end_rc; /* no message: the code's name stands in */
+    (void)name;
+    (void)errbuf;
+    (void)len;
+    *time_s = 2.0;
+    *energy_j = f->energy_j;
+    return 0;
+}
+
+static zbso_client *ops_client(fake_ops *f, const char *job_id, int epochs, int rank)
+{
+    char s[512], err[ZBSO_ERRBUF_MAX];
+    zbso_client *c = NULL;
+    zbso_window_ops ops = {.arg = f, .begin = fake_begin, .end = fake_end};
+    spec(s, sizeof s, job_id, "ops", epochs);
+    int rc = zbso_client_new_ops(&ops, 300500, 4, "Tesla V100", shared_url, s, rank, &c, err,
+                                 sizeof err);
+    if (rc != 0)
+        fail_msg("zbso_client_new_ops: %d %s", rc, err);
+    return c;
+}
+
+/* A client measured by the caller's ops (the Python binding's way), Zeus's data-parallel
+ * pattern (rank 1 told the batch size and trial, reporting the same trial), the order
+ * checks left to the ops, and their failures passed on. */
+static void test_ops_and_ranks(void **state)
+{
+    fake_ops f0 = {.energy_j = 10.0}, f1 = {.energy_j = 10.0};
+    char err[ZBSO_ERRBUF_MAX];
+    zbso_client *c = NULL;
+    int64_t bs = 0;
+    zbso_client *r0 = ops_client(&f0, "ops-1", 3, 0);
+    zbso_client *r1 = ops_client(&f1, "ops-1", 3, 1);
+
+    json_t *sp = json_loads(zbso_client_spec_json(r0), 0, NULL);
+    assert_non_null(sp);
+    assert_true(json_number_value(json_object_get(sp, "max_power")) == 1200.0);
+    assert_int_equal(json_integer_value(json_object_get(sp, "number_of_gpus")), 4);
+    assert_string_equal(json_string_value(json_object_get(sp, "gpu_model")), "Tesla V100");
+    assert_string_equal(json_string_value(json_object_get(sp, "job_id")), "ops-1");
+    json_decref(sp);
+
+    assert_int_equal(zbso_client_get_batch_size(r0, &bs), 0);
+    assert_int_equal(zbso_client_get_batch_size(r1, &bs), ZBSO_EBADOP);
+    assert_int_equal(zbso_client_batch_size(r1), 0);
+    assert_int_equal(zbso_client_set_batch_size(r1, 48), ZBSO_EINVAL);
+    assert_non_null(strstr(zbso_client_errmsg(r1), "batch size 48"));
+    assert_int_equal(zbso_client_set_trial_number(r1, -2), ZBSO_EINVAL);
+    assert_non_null(strstr(zbso_client_errmsg(r1), "-2"));
+    assert_int_equal(zbso_client_set_batch_size(r1, zbso_client_batch_size(r0)), 0);
+    assert_int_equal(zbso_client_set_trial_number(r1, zbso_client_trial_number(r0)), 0);
+    assert_int_equal(zbso_client_batch_size(r1), 64);
+    assert_int_equal(zbso_client_trial_number(r1), 1);
+
+    /* Rank 0 as Zeus's loop; rank 1 evaluates without on_train_begin: its ops allow it. */
+    assert_int_equal(zbso_client_on_train_begin(r0), 0);
+    assert_int_equal(f0.begins, 1);
+    assert_int_equal(zbso_client_on_evaluate(r0, 0.1), 0);
+    assert_int_equal(zbso_client_on_evaluate(r1, 0.1), 0);
+    assert_int_equal(f1.ends, 1);
+    assert_int_equal(f1.begins, 1); /* reopened */
+    assert_int_equal(zbso_client_cur_epoch(r0), 1);
+    assert_true(zbso_client_running_time_s(r0) == 2.0);
+    assert_true(zbso_client_consumed_energy_j(r0) == 10.0);
+    assert_int_equal(zbso_client_on_evaluate(r0, 0.2), 0);
+    assert_int_equal(zbso_client_on_evaluate(r0, 0.3), ZBSO_ETRAINFAIL); /* max_epochs */
+    assert_int_equal(zbso_client_cur_epoch(r0), 3);
+    assert_true(zbso_client_consumed_energy_j(r0) == 30.0);
+    /* Rank 1's next report: the trial is over, reported already, not converged. */
+    assert_int_equal(zbso_client_on_evaluate(r1, 0.2), ZBSO_ETRAINFAIL);
+    assert_non_null(strstr(zbso_client_errmsg(r1), "is already reported."));
+    assert_int_equal(zbso_client_training_finished(r1), 1);
+
+    /* The ops' failures are the calls' (a positive code reads as ZBSO_ERUNTIME). */
+    f0.begin_rc = ZBSO_EBADOP;
+    assert_int_equal(zbso_client_on_train_begin(r0), ZBSO_EBADOP);
+    assert_non_null(strstr(zbso_client_errmsg(r0), "already exists"));
+    f1.end_rc = 7;
+    assert_int_equal(zbso_client_set_batch_size(r1, 0), 0);
+    assert_int_equal(zbso_client_on_evaluate(r1, 0.2), ZBSO_EORDER);
+    zbso_client_free(r0);
+    zbso_client_free(r1);
+
+    r1 = ops_client(&f1, "ops-2", 3, 0);
+    assert_int_equal(zbso_client_get_batch_size(r1, &bs), 0);
+    assert_int_equal(zbso_client_on_evaluate(r1, 0.2), ZBSO_ERUNTIME);
+    assert_string_equal(zbso_client_errmsg(r1), zbso_strerror(ZBSO_ERUNTIME));
+    assert_int_equal(zbso_client_cur_epoch(r1), 0);
+    f1.end_rc = 0;
+    f1.energy_j = NAN;
+    assert_int_equal(zbso_client_on_evaluate(r1, 0.2), ZBSO_ERUNTIME);
+    assert_non_null(strstr(zbso_client_errmsg(r1), "not a measurement"));
+    f1.energy_j = 1.0;
+    assert_int_equal(zbso_client_on_evaluate(r1, 0.9), 0);
+    assert_int_equal(zbso_client_training_finished(r1), 1);
+    zbso_client_free(r1);
+
+    zbso_window_ops bad = {.arg = NULL, .begin = fake_begin, .end = NULL};
+    assert_int_equal(zbso_client_new_ops(&bad, 1, 1, "x", shared_url, "{}", 0, &c, err,
+                                         sizeof err),
+                     ZBSO_EINVAL);
+    assert_null(c);
+}
+
 static void test_strerror(void **state)
 {
     assert_string_equal(zbso_strerror(ZBSO_ETRAINFAIL), zbso_strerror(ZBSO_ETRAINFAIL));
@@ -637,6 +764,7 @@ int main(void)
         cmocka_unit_test(test_strerror),
         cmocka_unit_test(test_flow),
         cmocka_unit_test(test_order_and_rank),
+        cmocka_unit_test(test_ops_and_ranks),
         cmocka_unit_test(test_train_fail),
         cmocka_unit_test(test_server_error_message),
         cmocka_unit_test(test_spec_checks),

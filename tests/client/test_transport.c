@@ -241,6 +241,65 @@ static void test_idempotency_key_header(void **state)
     assert_int_equal(atomic_load(&fs.n_requests), 0);
 }
 
+/* Credentials in the URL go out as HTTP Basic auth, exactly the header httpx builds
+ * (percent-escapes decoded); a bearer token wins over them; no message shows the password. */
+static void test_url_credentials(void **state)
+{
+    const fake_reply script[] = {
+        {401, NULL, "{\"message\":\"wrong password\"}", 0, 0},
+        {200, NULL, OK_BODY, 0, 0},
+    };
+    static fake_server fs;
+    char url[128], shown[128];
+    transport_req req = {"GET", "/x", NULL, TRANSPORT_IDEMPOTENT, NULL};
+    transport_resp resp;
+    transport *t = NULL;
+    zbso_err err;
+    fake_start(&fs, script, 2);
+    /* user zbso, password "t0k:en@/x" */
+    snprintf(url, sizeof url, "http://zbso:t0k%%3Aen%%40%%2Fx@127.0.0.1:%d", fs.port);
+    assert_int_equal(transport_new(url, NULL, 0, &t, &err), 0);
+    assert_int_equal(transport_request(t, &req, &resp, &err), ZBSO_EAUTH);
+    assert_null(strstr(err.msg, "t0k"));
+    assert_int_equal(transport_request(t, &req, &resp, &err), 0);
+    transport_free(t);
+    assert_int_equal(transport_new(url, "bear", 0, &t, &err), 0);
+    assert_int_equal(transport_request(t, &req, &resp, &err), 0);
+    transport_free(t);
+    fake_stop(&fs);
+    /* base64("zbso:t0k:en@/x") */
+    assert_non_null(strstr(fs.requests[0], "\r\nAuthorization: Basic emJzbzp0MGs6ZW5AL3g=\r\n"));
+    assert_non_null(strstr(fs.requests[1], "\r\nAuthorization: Basic emJzbzp0MGs6ZW5AL3g=\r\n"));
+    assert_non_null(strstr(fs.requests[2], "\r\nAuthorization: Bearer bear\r\n"));
+    assert_null(strstr(fs.requests[2], "Basic"));
+
+    /* Nobody listens on port 1: the network error names the URL, password masked. */
+    assert_int_equal(transport_new("http://u:pw-secret@127.0.0.1:1", NULL, 0, &t, &err), 0);
+    assert_int_equal(transport_request(t, &req, &resp, &err), ZBSO_ERUNTIME);
+    assert_non_null(strstr(err.msg, "http://u:***@127.0.0.1:1/x"));
+    assert_null(strstr(err.msg, "pw-secret"));
+    transport_free(t);
+    assert_int_equal(transport_new("ftp://u:pw-secret@h", NULL, 0, &t, &err), ZBSO_ECONFIG);
+    assert_null(strstr(err.msg, "pw-secret"));
+
+    const struct {
+        const char *in, *out;
+    } masks[] = {
+        {"http://h:1", "http://h:1"},
+        {"http://u@h:1/p", "http://u@h:1/p"},
+        {"http://u:p@h:1/p?q=a@b", "http://u:***@h:1/p?q=a@b"},
+        {"https://:tok@h", "https://:***@h"},
+        {"http://u:p@ss@h", "http://u:***@h"},
+        {"u:p@h", "u:***@h"},
+    };
+    for (size_t i = 0; i < sizeof masks / sizeof masks[0]; i++) {
+        transport_mask_url(masks[i].in, shown, sizeof shown);
+        assert_string_equal(shown, masks[i].out);
+    }
+    transport_mask_url("http://u:secret@h", shown, 12);
+    assert_string_equal(shown, "http://u:**");
+}
+
 /* An answer over the limit is refused at once, whatever the class. */
 static void test_body_limit(void **state)
 {
@@ -312,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_connect_timeout_is_unsent),
         cmocka_unit_test(test_idempotency_key_header),
         cmocka_unit_test(test_body_limit),
+        cmocka_unit_test(test_url_credentials),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

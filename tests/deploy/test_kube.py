@@ -2,14 +2,19 @@
 rendered by kustomize and played by `podman kube play` (kube.py says what podman 4.3
 needs changed). Each server pod must run as uid 10001 on a read-only root filesystem,
 answer /healthz (the liveness probe, which podman turns into the container's
-healthcheck), refuse a request without the Secret's token, and answer a seeded workload exactly as the host's own zbso does.
+healthcheck), refuse a request without the Secret's token, and answer a seeded workload
+exactly as the host's own zbso does. kustomize is the one of the kubectl on PATH (v2.0.3
+of Debian 12's kubernetes-client or v5 of kubectl 1.27 and later; the output says which).
 - KubeSqliteTest: overlays/sqlite; the pod is taken down and played again, and its
   PersistentVolumeClaim still holds the data.
-- KubePgTest (under tests/pg/with_pg.sh): the base: the migration Job's pod runs to
-  completion, then the Deployment's two replicas share the workload (the first half of
-  the trials through one, the rest through the other), on the PostgreSQL of with_pg.sh
-  reached through its unix socket, mounted into the pods (hostPath; the database
-  listens on 127.0.0.1 of the host, which a pod's network namespace cannot reach).
+- KubePgTest (under tests/pg/with_pg.sh): overlays/postgresql: the migration Job's pod
+  runs to completion, then the Deployment's two replicas share the workload (the first
+  half of the trials through one, the rest through the other), on the PostgreSQL of
+  with_pg.sh reached through its unix socket, mounted into the pods (hostPath; the
+  database listens on 127.0.0.1 of the host, which a pod's network namespace cannot
+  reach).
+- KubeFilesTest: the kustomizations' fields (those kustomize v2.0.3 and v5 both read),
+  and base and both overlays rendered as they are.
 Not checked by podman: the Service, the Job's retries, resource requests and the
 readiness probe (podman 4.3 ignores them); kustomize checks that every file renders."""
 
@@ -40,6 +45,37 @@ def wait_running(container, timeout=60):
     raise AssertionError(f"{container} is not running:\n{logs.stderr[-3000:]}")
 
 
+class KubeFilesTest(unittest.TestCase):
+    """deploy/kube_files: every kustomization of deploy/kubernetes in what kustomize v2.0.3
+    and v5 both read (checked on the files, whichever kubectl is here), and each directory
+    rendered as it is by the kubectl on PATH into the resources it promises."""
+
+    def test_fields_both_versions_read(self):
+        dirs = []
+        for root, _, files in os.walk(kube.KUBE):
+            if "kustomization.yaml" in files:
+                dirs.append(root)
+        problems = [p for d in sorted(dirs) for p in kube.kustomization_problems(d)]
+        self.assertEqual(problems, [])
+        self.assertEqual(len(dirs), 3, dirs)
+
+    def test_render(self):
+        kube.require_tools("kubectl")
+        want = {
+            "base": ["ConfigMap", "Deployment", "Secret", "Service"],
+            "overlays/postgresql": ["ConfigMap", "Deployment", "Job", "Secret", "Service"],
+            "overlays/sqlite": ["ConfigMap", "Deployment", "PersistentVolumeClaim", "Secret",
+                                "Service"],
+        }
+        for d, kinds in want.items():
+            with self.subTest(d):
+                docs = kube.kustomize(os.path.join(kube.KUBE, d))
+                self.assertEqual(sorted(kube.kind(x) for x in docs), kinds)
+                dep = [x for x in docs if kube.kind(x) == "Deployment"][0]
+                self.assertIn("replicas: 1" if d.endswith("sqlite") else "replicas: 2", dep)
+                self.assertIn("image: zbso" if d == "base" else "image: zbso:latest", dep)
+
+
 class KubeCase(unittest.TestCase):
     def check_pod(self, container):
         self.assertEqual(podman("exec", container, "id", "-u").stdout.strip(), "10001")
@@ -58,7 +94,7 @@ class KubeSqliteTest(KubeCase):
         ref_log, ref_state = drive.reference("k", JOBS, TRIALS)
         token = secrets.token_hex(16)
         ov = kube.Overlay("overlays/sqlite",
-                          [("{kind: Secret}", [dict(TOKEN_OP, value=token)])])
+                          [("Secret", [dict(TOKEN_OP, value=token)])])
         self.addCleanup(ov.close)
         docs = ov.render()
         kinds = sorted(kube.kind(d) for d in docs)
@@ -103,15 +139,15 @@ class KubePgTest(KubeCase):
             "path": os.path.join(os.environ["ZBSO_PG_SOCKET"], f".s.PGSQL.{port}"),
             "type": "Socket"}}
         mount = {"name": "pgsock", "mountPath": sock}
-        ov = kube.Overlay("base", [
-            ("{kind: Secret}", [dict(TOKEN_OP, value=token),
-                                {"op": "replace", "path": "/stringData/ZEUS_BSO_DATABASE_URL",
-                                 "value": url}]),
-            ("{kind: Deployment}", [
+        ov = kube.Overlay("overlays/postgresql", [
+            ("Secret", [dict(TOKEN_OP, value=token),
+                        {"op": "replace", "path": "/stringData/ZEUS_BSO_DATABASE_URL",
+                         "value": url}]),
+            ("Deployment", [
                 {"op": "add", "path": "/spec/template/spec/volumes/-", "value": volume},
                 {"op": "add", "path": "/spec/template/spec/containers/0/volumeMounts/-",
                  "value": mount}]),
-            ("{kind: Job}", [
+            ("Job", [
                 {"op": "add", "path": "/spec/template/spec/volumes/-", "value": volume},
                 {"op": "add", "path": "/spec/template/spec/containers/0/volumeMounts/-",
                  "value": mount},

@@ -12,7 +12,8 @@ cflags="-std=c17 -O2 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_
 gcc $cflags -shared -fPIC "$src/tests/fakes/fake_nvml.c" -o "$out/libfake_nvml.so"
 gcc $cflags -I"$src/include" -I"$src/src" -DZBSO_FAKE_NVML_PATH="\"$out/libfake_nvml.so\"" \
     "$src/bench/monitor_bench.c" "$src"/src/monitor/*.c "$src/src/util/err.c" \
-    "$src/src/util/log.c" -o "$out/zbso-monitor-bench" -ldl -lpthread
+    "$src/src/util/log.c" "$src/src/util/clock.c" "$src/src/util/mem.c" \
+    -o "$out/zbso-monitor-bench" -ldl -lpthread
 res=$("$out/zbso-monitor-bench" --nvml "${ZBSO_NVML_LIBRARY:-libnvidia-ml.so.1}" \
       --pairs 30 --window-s 2)
 echo "$res"

@@ -3,7 +3,10 @@
 
 Checks: energy > 0; average power above the idle reading and below the max power limit;
 the monitor's energy (NVML's energy counter) agrees within 5% with an independent
-integration of NVML power samples (pynvml, every 10 ms) over the same window."""
+integration of NVML power samples (pynvml, every 10 ms) over the same window; a window
+ending after 200 queued (asynchronous) products waits for them (sync_execution) and is
+more than 5 times longer than the same window without the wait. Prints the CPU package and
+DRAM energy of the window (RAPL) where it can be read, or why not."""
 import sys
 import threading
 import time
@@ -79,7 +82,28 @@ def main():
     print(f"monitor: {m.time:.3f} s, {m.total_energy:.1f} J, average {avg_w:.1f} W "
           f"(idle {idle_w:.1f} W, max power limit {limit_w:.0f} W)")
     print(f"power sampling: {len(pts)} samples, {sampled_j:.1f} J, difference {diff * 100:.2f}%")
+    if m.cpu_energy is None:
+        print(f"cpu: not measured ({mon.cpu_unavailable_reason})")
+    else:
+        print(f"cpu: {m.cpu_energy} J, dram: {m.dram_energy} J over the same window")
+
+    # sync_execution: products queued inside a window are waited for at its end.
+    torch.cuda.synchronize()
+    mon.begin_window("sync")
+    for _ in range(200):
+        a @ b
+    synced = mon.end_window("sync")
+    torch.cuda.synchronize()
+    mon.begin_window("nosync", sync_execution=False)
+    for _ in range(200):
+        a @ b
+    unsynced = mon.end_window("nosync", sync_execution=False)
+    torch.cuda.synchronize()
+    print(f"sync_execution: 200 queued products: window {synced.time * 1e3:.1f} ms, "
+          f"{synced.total_energy:.1f} J; without the wait {unsynced.time * 1e3:.1f} ms, "
+          f"{unsynced.total_energy:.1f} J")
     ok = m.total_energy > 0 and idle_w < avg_w < limit_w and diff <= 0.05
+    ok = ok and synced.time > 5 * unsynced.time
     print("monitor_torch:", "OK" if ok else "FAILED")
     return 0 if ok else 1
 

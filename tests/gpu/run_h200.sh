@@ -2,12 +2,24 @@
 # run_h200.sh: the GPU checks of the client issue, on a machine with an NVIDIA GPU and
 # PyTorch (not run in CI; reads the GPU only, changes no setting). Expects a bundle made
 # here by tests/gpu/bundle.sh (zbso, libzbso.so and the shared libraries they need) in
-# $1 (default .gpu-bundle). Prints everything docs/GPU.md records.
+# $1 (default .gpu-bundle). Prints everything docs/GPU.md records: with the Python binding,
+# GPU energy and, where the machine's RAPL files can be read, CPU and DRAM energy.
 set -u
 bundle=${1:-.gpu-bundle}
 export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export ZBSO_LIBRARY="$PWD/$bundle/libzbso.so" PYTHONPATH="$PWD/python"
 nvidia-smi --query-gpu=name,driver_version,power.limit,power.max_limit --format=csv
+echo "== RAPL (CPU and DRAM energy): user $(id -un), ${ZBSO_POWERCAP_ROOT:-/sys/class/powercap}"
+for z in "${ZBSO_POWERCAP_ROOT:-/sys/class/powercap}"/intel-rapl:*; do
+    [ -e "$z/energy_uj" ] || continue
+    printf '%s %s: ' "$(basename "$z")" "$(cat "$z/name" 2>/dev/null)"
+    cat "$z/energy_uj" 2>&1 | head -1
+done
+python3 - <<'PY'
+from zbso.monitor import ZeusMonitor
+m = ZeusMonitor(gpu_indices=[])
+print("zbso cpu_indices:", m.cpu_indices, "|", m.cpu_unavailable_reason or "readable")
+PY
 echo "== window edge cost, real NVML"
 "$bundle/zbso-monitor-bench" --nvml libnvidia-ml.so.1 --gpus 1 --pairs 30 --window-s 2
 echo "== monitor around a PyTorch workload"

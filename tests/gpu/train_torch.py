@@ -3,6 +3,11 @@ Python binding exactly as seed 003 shows for Zeus (not run in CI). Synthetic dat
 classification task made by a fixed random teacher network, so every run sees the same
 data; the batch size changes how fast the target accuracy is reached.
 
+Besides seed 003's calls, one more window of the same monitor spans the whole run and its
+Measurement is printed: GPU energy next to CPU package and DRAM energy from RAPL (every
+package, as Zeus's monitor measures by default), or why RAPL cannot be read. The windows
+synchronize PyTorch's CUDA stream at their edges (sync_execution), as Zeus's do.
+
 usage: python3 train_torch.py SERVER_URL JOB_ID"""
 import sys
 import time
@@ -43,6 +48,7 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3 * (batch_size / 256) ** 0.5)
     loss_fn = nn.CrossEntropyLoss()
 
+    monitor.begin_window("run")
     bso.on_train_begin()
     start = time.monotonic()
     epoch = 0
@@ -64,8 +70,21 @@ def main():
         outcome = "converged"
     except ZeusBSOTrainFailError as e:
         outcome = f"stopped: {e}"
+    run = monitor.end_window("run")
     print(f"RESULT batch_size={batch_size} trial={bso.trial_number} epochs={epoch} "
           f"wall={time.monotonic() - start:.1f}s {outcome}")
+    print(f"ENERGY time={run.time:.2f}s gpu={run.total_energy:.1f}J "
+          f"(reported to the server: {bso.consumed_energy:.1f}J over {bso.running_time:.2f}s) "
+          + cpu_text(monitor, run))
+
+
+def cpu_text(monitor, m):
+    """The CPU and DRAM energy of Measurement m per RAPL package, or why there is none."""
+    if m.cpu_energy is None:
+        return f"cpu=unavailable ({monitor.cpu_unavailable_reason})"
+    parts = [f"cpu{i}={j:.1f}J" for i, j in m.cpu_energy.items()]
+    parts += [f"dram{i}={j:.1f}J" for i, j in (m.dram_energy or {}).items()]
+    return " ".join(parts)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ static const char *const fake_vars[] = {
     "FAKE_NVML_INIT_FAIL", "FAKE_NVML_GPUS", "FAKE_NVML_MODELS", "FAKE_NVML_POWER_MW",
     "FAKE_NVML_NO_ENERGY", "FAKE_NVML_ENERGY_DELAY_MS", "FAKE_NVML_MAX_LIMIT_MW",
     "FAKE_NVML_MIN_LIMIT_MW", "FAKE_NVML_FAIL_AFTER", "FAKE_NVML_CONTROL",
-    "CUDA_VISIBLE_DEVICES",
+    "FAKE_NVML_ENERGY_STEPS_MJ", "CUDA_VISIBLE_DEVICES",
 };
 
 static char g_control[64];
@@ -328,6 +328,110 @@ static void test_nvml_missing_or_broken(void **state)
     assert_null(mon);
 }
 
+/* zbso_monitor_open as ZeusMonitor chooses GPUs: all of them, or none when NVML is
+ * missing or sees none (the status says why); none at all without loading NVML; given
+ * indices must open. */
+static void test_open_gpus_as_zeus(void **state)
+{
+    (void)state;
+    char eb[ZBSO_ERRBUF_MAX];
+    zbso_monitor *mon = NULL;
+    setenv("ZBSO_NVML_LIBRARY", "/nonexistent/dir/libnvidia-ml.so.1", 1);
+    assert_int_equal(zbso_monitor_open(NULL, ZBSO_MONITOR_ALL, NULL, 0, 0, &mon, eb, sizeof eb),
+                     0);
+    assert_int_equal(zbso_monitor_gpu_count(mon), 0);
+    assert_non_null(strstr(zbso_monitor_gpu_status(mon), "/nonexistent/dir/libnvidia-ml"));
+    zbso_measurement m = measure(mon, "cpu-only", 0.01, NULL);
+    assert_int_equal(m.n_gpus, 0);
+    zbso_monitor_free(mon);
+    assert_int_equal(zbso_monitor_open(NULL, 0, NULL, 0, 0, &mon, eb, sizeof eb), 0);
+    assert_string_equal(zbso_monitor_gpu_status(mon), "");
+    zbso_monitor_free(mon);
+    const int one[1] = {0};
+    assert_int_equal(zbso_monitor_open(one, 1, NULL, 0, 0, &mon, eb, sizeof eb), ZBSO_ECONFIG);
+    assert_non_null(strstr(eb, "/nonexistent/dir/libnvidia-ml"));
+
+    setenv("ZBSO_NVML_LIBRARY", FAKE_NVML_PATH, 1);
+    setenv("FAKE_NVML_GPUS", "0", 1);
+    assert_int_equal(zbso_monitor_open(NULL, ZBSO_MONITOR_ALL, NULL, 0, 0, &mon, eb, sizeof eb),
+                     0);
+    assert_int_equal(zbso_monitor_gpu_count(mon), 0);
+    assert_non_null(strstr(zbso_monitor_gpu_status(mon), "no GPUs"));
+    zbso_monitor_free(mon);
+    assert_int_equal(zbso_monitor_open(one, 1, NULL, 0, 0, &mon, eb, sizeof eb), ZBSO_ECONFIG);
+    assert_non_null(strstr(eb, "no GPUs"));
+    assert_int_equal(zbso_monitor_open(NULL, 0, NULL, 0, 0x8, &mon, eb, sizeof eb),
+                     ZBSO_EINVAL);
+}
+
+/* Counters that do not move read 0 J; with ZBSO_MONITOR_APPROX_INSTANT_ENERGY the window
+ * gets the power at its end times its time instead. */
+static void test_approx_instant_energy(void **state)
+{
+    (void)state;
+    char eb[ZBSO_ERRBUF_MAX];
+    zbso_monitor *mon = NULL;
+    setenv("FAKE_NVML_ENERGY_STEPS_MJ", "0", 1);
+    setenv("FAKE_NVML_POWER_MW", "300000", 1);
+    mon = open_ok(NULL, 0);
+    zbso_measurement m = measure(mon, "zero", 0.02, NULL);
+    assert_true(m.gpu_energy_j[0] == 0.0);
+    close_mon(mon);
+    assert_int_equal(zbso_monitor_open(NULL, ZBSO_MONITOR_ALL, NULL, 0,
+                                       ZBSO_MONITOR_APPROX_INSTANT_ENERGY, &mon, eb, sizeof eb),
+                     0);
+    m = measure(mon, "approx", 0.02, NULL);
+    assert_true(fabs(m.gpu_energy_j[0] - 300.0 * m.time_s) < 1e-9);
+    assert_true(m.gpu_energy_j[0] >= 300.0 * 0.02);
+    assert_true(m.total_energy_j == m.gpu_energy_j[0]);
+    zbso_monitor_free(mon);
+}
+
+/* zbso_gpus_*: the visible GPUs by CUDA index with their facts, read-only. */
+static void test_gpus_queries(void **state)
+{
+    (void)state;
+    char eb[ZBSO_ERRBUF_MAX], name[64];
+    zbso_gpus *g = NULL;
+    unsigned lo = 0, hi = 0, mw = 0;
+    unsigned long long mj = 0;
+    setenv("FAKE_NVML_GPUS", "3", 1);
+    setenv("FAKE_NVML_MODELS", "GPU A,GPU B,GPU C", 1);
+    setenv("FAKE_NVML_POWER_MW", "100000,200000,300000", 1);
+    setenv("FAKE_NVML_NO_ENERGY", "1", 1);
+    setenv("FAKE_NVML_MAX_LIMIT_MW", "450000", 1);
+    setenv("CUDA_VISIBLE_DEVICES", "2,1", 1);
+    assert_int_equal(zbso_gpus_open(&g, eb, sizeof eb), 0);
+    assert_int_equal(zbso_gpus_count(g), 2);
+    assert_int_equal(zbso_gpus_name(g, 0, name, sizeof name), 0);
+    assert_string_equal(name, "GPU C");
+    assert_int_equal(zbso_gpus_name(g, 1, name, sizeof name), 0);
+    assert_string_equal(name, "GPU B");
+    assert_int_equal(zbso_gpus_power_limit_constraints_mw(g, 1, &lo, &hi), 0);
+    assert_int_equal(lo, 100000);
+    assert_int_equal(hi, 450000);
+    assert_int_equal(zbso_gpus_power_mw(g, 0, &mw), 0);
+    assert_int_equal(mw, 300000);
+    assert_int_equal(zbso_gpus_energy_mj(g, 0, &mj), 0);
+    assert_true(mj >= 1000000);
+    assert_int_equal(zbso_gpus_energy_mj(g, 1, &mj), ZBSO_EBADOP); /* NVML GPU 1 */
+    assert_non_null(strstr(zbso_gpus_errmsg(g), "no energy counter"));
+    assert_int_equal(zbso_gpus_name(g, 2, name, sizeof name), ZBSO_EINVAL);
+    assert_non_null(strstr(zbso_gpus_errmsg(g), "GPU index 2"));
+    zbso_gpus_free(g);
+    zbso_gpus_free(NULL);
+
+    setenv("FAKE_NVML_GPUS", "0", 1);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    assert_int_equal(zbso_gpus_open(&g, eb, sizeof eb), 0);
+    assert_int_equal(zbso_gpus_count(g), 0);
+    zbso_gpus_free(g);
+    setenv("ZBSO_NVML_LIBRARY", "/nonexistent/dir/libnvidia-ml.so.1", 1);
+    assert_int_equal(zbso_gpus_open(&g, eb, sizeof eb), ZBSO_ECONFIG);
+    assert_null(g);
+    assert_non_null(strstr(eb, "/nonexistent/dir/libnvidia-ml.so.1"));
+}
+
 /* The energy counter of GPU 1 fails at the end edge: ZBSO_ERUNTIME naming the GPU and
  * NVML's error, the window is closed, and the next window works again. */
 static void test_energy_error_mid_window(void **state)
@@ -519,6 +623,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heterogeneous_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_gpus_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nvml_missing_or_broken, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_gpus_as_zeus, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_approx_instant_energy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gpus_queries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_energy_error_mid_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sampler_error_mid_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_operations, setup, teardown),

@@ -124,6 +124,10 @@ bind-address = 127.0.0.1
 socket = $dir/mysqld.sock
 pid-file = $dir/mariadbd.pid
 log-error = $dir/server.log
+# A tmpdir of its own: servers sharing /tmp remove each other's #sql-temptable files (seen:
+# mariadb-install-db failing "Error on delete of '/tmp/#sql-temptable-...MAD'" while other
+# test programs started theirs).
+tmpdir = $dir/tmp
 skip-name-resolve
 character-set-server = utf8mb4
 collation-server = utf8mb4_general_ci
@@ -137,6 +141,9 @@ performance_schema = OFF
 EOF
     chmod 644 "$dir/my.cnf"
 }
+
+mkdir -p "$dir/tmp"
+((${#as_user[@]} == 0)) || chown mysql: "$dir/tmp"
 
 # The system tables (root reachable only through the unix socket by the OS user that runs
 # this: --auth-root-authentication-method=socket; nothing here uses it).

@@ -44,6 +44,19 @@ def fake_nvml_env(gpus=1, model=FAKE_MODEL, power_w=FAKE_POWER_W, limit_w=FAKE_L
     return env
 
 
+def forget_devices():
+    """Closes the process's zbso.device.get_gpus() / get_cpus() objects (one per process, as
+    in Zeus), so the next call reads the fake NVML's and powercap tree's current settings:
+    the fake reads its variables when NVML is first initialised."""
+    import zbso.device.cpu
+    import zbso.device.gpu
+    for module, name in ((zbso.device.gpu, "_gpus"), (zbso.device.cpu, "_cpus")):
+        obj = getattr(module, name)
+        setattr(module, name, None)
+        if obj is not None:
+            obj.close()
+
+
 class FakeNvmlMixin:
     """Sets the fake NVML's variables for one test (without any ZEUS_BSO_* setting of the
     caller's) and restores the environment after."""
@@ -51,6 +64,8 @@ class FakeNvmlMixin:
     nvml_settings = {}
 
     def use_fake_nvml(self, **settings):
+        forget_devices()
+        self.addCleanup(forget_devices)
         saved = dict(os.environ)
 
         def restore():

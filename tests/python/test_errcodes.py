@@ -60,6 +60,7 @@ class TestErrorCodes(unittest.TestCase):
     def test_size_limits_are_the_headers(self):
         self.assertEqual(self.lib.ERRBUF_MAX, header_define("ZBSO_ERRBUF_MAX"))
         self.assertEqual(self.lib.MAX_GPUS, header_define("ZBSO_MAX_GPUS"))
+        self.assertEqual(self.lib.MAX_CPUS, header_define("ZBSO_MAX_CPUS"))
 
     def test_library_names_every_code(self):
         names = {}

@@ -123,6 +123,120 @@ class TestTrainingLoop(support.ServerCase):
         self.assertEqual(bso.job.max_power, support.FAKE_LIMIT_W)
 
 
+class TestZeusShape(support.ServerCase):
+    """What Zeus's BatchSizeOptimizer is besides the seed 003 calls: a Callback in a
+    CallbackSet, its attributes, its windows synchronized, a URL with credentials."""
+
+    def test_callback_set_loop(self):
+        """Zeus's loop of train_single_gpu.py / train_dp.py through a CallbackSet with
+        another callback first (where the power limit optimizer goes)."""
+        from zbso.callback import Callback, CallbackSet
+        from zbso.monitor import ZeusMonitor
+        from zbso.optimizer.batch_size import BatchSizeOptimizer
+        from zbso.utils.lr_scaler import LinearScaler
+
+        class Recorder(Callback):
+            def __init__(self):
+                self.hooks = []
+
+            def on_epoch_begin(self):
+                self.hooks.append("epoch_begin")
+
+            def on_step_end(self):
+                self.hooks.append("step_end")
+
+            def on_evaluate(self, metric):
+                self.hooks.append(("evaluate", metric))
+
+        monitor = ZeusMonitor(gpu_indices=None)
+        bso = BatchSizeOptimizer(monitor=monitor, server_url=self.url,
+                                 job=spec(job_id="pytest-cbs", beta_knob=None))
+        rec = Recorder()
+        callbacks = CallbackSet([rec, bso])
+        batch_size = bso.get_batch_size()
+        lr = LinearScaler(bs=64, lr=0.01).compute_lr(new_bs=batch_size)
+        self.assertAlmostEqual(lr, 0.01 * DEFAULT_BS / 64)
+        callbacks.on_train_begin()
+        for epoch in range(1, 9):
+            callbacks.on_epoch_begin()
+            for _ in range(3):
+                callbacks.on_step_begin()
+                callbacks.on_step_end()
+            callbacks.on_epoch_end()
+            callbacks.on_evaluate(curve(batch_size, epoch))
+            if bso.training_finished:
+                break
+        callbacks.on_train_end()
+        self.assertEqual(epoch, 5)  # 32 reaches 0.5 at epoch 5
+        self.assertEqual(bso.cur_epoch, 5)
+        self.assertEqual(rec.hooks.count("step_end"), 15)
+        self.assertEqual(rec.hooks[-1], ("evaluate", curve(batch_size, 5)))
+        self.assertGreater(bso.running_time, 0)
+        self.assertAlmostEqual(bso.consumed_energy, support.FAKE_POWER_W * bso.running_time,
+                               delta=support.FAKE_POWER_W * 0.05 + 1)
+        self.assertEqual(bso.job_spec.job_id, "pytest-cbs")
+        self.assertEqual(bso.job_spec.max_power, support.FAKE_LIMIT_W)
+        self.assertEqual(bso.job_spec.dict(), {**bso.job.dict(), "job_id": "pytest-cbs"})
+
+    def test_windows_synchronize_the_framework(self):
+        import sys
+        import types
+        from zbso.monitor import ZeusMonitor
+        from zbso.optimizer.batch_size import BatchSizeOptimizer
+        synced = []
+        torch = types.ModuleType("torch")
+        torch.cuda = types.SimpleNamespace(is_initialized=lambda: True,
+                                           synchronize=synced.append)
+        saved = sys.modules.get("torch")
+        sys.modules["torch"] = torch
+        try:
+            bso = BatchSizeOptimizer(monitor=ZeusMonitor(), server_url=self.url, job=spec())
+            bso.get_batch_size()
+            bso.on_train_begin()
+            bso.on_evaluate(0.1)
+            bso.on_evaluate(0.9)
+        finally:
+            if saved is None:
+                del sys.modules["torch"]
+            else:
+                sys.modules["torch"] = saved
+        # begin; end and begin again; end (converged): GPU 0 each time.
+        self.assertEqual(synced, [0] * 4)
+
+    def test_credentials_in_the_url(self):
+        """A token-protected server and server_url http://user:TOKEN@host (what the
+        unchanged Zeus client needs): libzbso sends HTTP Basic auth; a wrong password is
+        the server's 401, and the message does not show the password."""
+        import urllib.parse
+        from zbso.monitor import ZeusMonitor
+        from zbso.optimizer.batch_size import BatchSizeOptimizer
+        from zbso.optimizer.batch_size.exceptions import ZeusBSORuntimError
+        token = "s3c:r@t/t0ken"
+        srv = support.zbsoserver.Server(env={"ZEUS_BSO_API_TOKEN": token})
+        self.addCleanup(srv.close)
+        srv.start()
+        q = urllib.parse.quote(token, safe="")
+        url = f"http://zbso:{q}@{srv.host}:{srv.port}"
+        bso = BatchSizeOptimizer(monitor=ZeusMonitor(), server_url=url,
+                                 job=spec(job_id="pytest-auth"))
+        bso.get_batch_size()
+        bso.on_train_begin()
+        bso.on_evaluate(0.9)
+        self.assertTrue(bso.training_finished)
+        with self.assertRaises(ZeusBSORuntimError) as cm:
+            BatchSizeOptimizer(monitor=ZeusMonitor(), server_url=url.replace(q, "wrong"),
+                               job=spec(job_id="pytest-auth"))
+        self.assertIn("401", str(cm.exception))
+        # Nobody listens on port 1: the network error shows the URL, password masked.
+        import os
+        os.environ["ZBSO_CLIENT_RETRY_TIMEOUT"] = "0"
+        with self.assertRaises(ZeusBSORuntimError) as cm:
+            BatchSizeOptimizer(monitor=ZeusMonitor(),
+                               server_url="http://zbso:wrong-pw@127.0.0.1:1", job=spec())
+        self.assertNotIn("wrong-pw", str(cm.exception))
+        self.assertIn("zbso:***@127.0.0.1:1", str(cm.exception))
+
+
 class TestFailures(support.ServerCase):
     def bso(self, job=None, rank=0):
         from zbso.monitor import ZeusMonitor
@@ -188,11 +302,39 @@ class TestFailures(support.ServerCase):
         with self.assertRaises(ZeusBSOConfigError):
             BatchSizeOptimizer(monitor=mon, server_url=self.url, job={"job_id_prefix": "x"})
 
-    def test_server_validation_error(self):
-        from zbso.optimizer.batch_size.exceptions import ZeusBSOError
-        with self.assertRaises(ZeusBSOError) as cm:
-            self.bso(spec(num_pruning_rounds=-1))
-        self.assertIn("num_pruning_rounds", str(cm.exception))
+    def test_spec_checked_before_sending(self):
+        """A spec Zeus's model takes but the server would refuse (422): libzbso checks it as
+        the server does and raises ZeusBSOConfigError naming the field, before any
+        request (Zeus: ZeusBSORuntimError with the 422; docs/ZEUS.md)."""
+        from zbso.optimizer.batch_size.exceptions import ZeusBSOConfigError
+        with self.assertRaises(ZeusBSOConfigError) as cm:
+            self.bso(spec(job_id_prefix=""))
+        self.assertIn("job_id_prefix", str(cm.exception))
+
+    def test_order_as_zeus(self):
+        """Zeus leaves the window checks to its monitor: ValueError for on_train_begin
+        twice and for on_evaluate without an open window (after get_batch_size)."""
+        bso = self.bso()
+        bso.get_batch_size()
+        with self.assertRaises(ValueError) as cm:
+            bso.on_evaluate(0.1)
+        self.assertIn("does not exist", str(cm.exception))
+        self.assertEqual(bso.cur_epoch, 0)
+        bso.on_train_begin()
+        with self.assertRaises(ValueError) as cm:
+            bso.on_train_begin()
+        self.assertIn("already exists", str(cm.exception))
+        bso.on_evaluate(0.9)
+        self.assertTrue(bso.training_finished)
+
+    def test_setters_refuse_bad_values(self):
+        bso = self.bso(rank=1)
+        with self.assertRaises(ValueError) as cm:
+            bso.current_batch_size = 48
+        self.assertIn("48", str(cm.exception))
+        with self.assertRaises(ValueError):
+            bso.trial_number = -1
+        self.assertEqual((bso.current_batch_size, bso.trial_number), (0, 0))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,15 @@
 """Exceptions of the batch size optimizer client, named as in Zeus
-(zeus.optimizer.batch_size.exceptions), each tied to one libzbso error code."""
+(zeus.optimizer.batch_size.exceptions), each tied to one libzbso error code. All derive
+from zbso.exception.ZeusBaseError, as Zeus's do, through ZeusBSOError (zbso's, which
+carries the code)."""
 
 from zbso import _lib
+from zbso.exception import ZeusBaseError
 
 
-class ZeusBSOError(Exception):
-    """Base of every zbso error. `code` is the libzbso error code (a negative int)."""
+class ZeusBSOError(ZeusBaseError):
+    """Base of every libzbso error. `code` is the libzbso error code (a negative int),
+    `message` the text."""
 
     def __init__(self, message, code=None):
         super().__init__(message)
