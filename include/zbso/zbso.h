@@ -356,6 +356,11 @@ void zbso_power_options_init(zbso_power_options *o);
  * and errbuf (may be NULL) holds the message. */
 int zbso_power_optimizer_new(const zbso_power_options *o, zbso_power_optimizer **out,
                              char *errbuf, size_t errbuf_len);
+/* Gives p the trial's client after creation (zbso_power_options.client): the server's
+ * profile of its batch size is looked up at the next step while profiling has not begun
+ * (the state still Ready), and the profile is stored there after profiling. The client
+ * must outlive p. ZBSO_EINVAL for a NULL argument. */
+int zbso_power_optimizer_set_client(zbso_power_optimizer *p, zbso_client *client);
 /* Puts the limits back and frees p (not a caller's monitor or client). NULL is a no-op. */
 void zbso_power_optimizer_free(zbso_power_optimizer *p);
 /* Puts the limits back now; later steps set nothing. Returns 0 or the actuator's error. */

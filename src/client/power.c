@@ -527,6 +527,18 @@ int zbso_power_optimizer_new(const zbso_power_options *o, zbso_power_optimizer *
     return 0;
 }
 
+int zbso_power_optimizer_set_client(zbso_power_optimizer *p, zbso_client *client)
+{
+    if (!p || !client)
+        return ZBSO_EINVAL;
+    transport_free(p->tp);
+    p->tp = NULL;
+    p->client = client;
+    p->batch_size = 0;
+    p->looked_up = false;
+    return 0;
+}
+
 int zbso_power_optimizer_close(zbso_power_optimizer *p)
 {
     zbso_err err;
@@ -575,10 +587,9 @@ int zbso_power_optimizer_on_step_begin(zbso_power_optimizer *p)
         p->done_steps++;
         return 0;
     }
-    if (p->client && !p->looked_up && p->batch_size <= 0) {
-        p->batch_size = client_batch_size(p->client);
-        p->trial_number = zbso_client_trial_number(p->client);
-    }
+    if (p->client && !p->looked_up && p->batch_size <= 0 &&
+        (rc = resolve_job(p, false, &err)) < 0)
+        return fail(p, &err);
     if ((rc = lookup(p, &err)) < 0)
         return fail(p, &err);
     if (p->sm.state == OPT_PLO_DONE) {

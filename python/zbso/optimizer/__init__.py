@@ -1,2 +1,2 @@
-"""zbso.optimizer: optimizers (Zeus's zeus.optimizer). batch_size is provided; a power
-limit optimizer would sit next to it as zbso.optimizer.power_limit."""
+"""zbso.optimizer: optimizers (Zeus's zeus.optimizer): batch_size (the batch size
+optimizer's client) and power_limit (the GPU power-limit optimizer, SPEC §6.1)."""
