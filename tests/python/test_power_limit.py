@@ -179,6 +179,26 @@ class ZeusScript(PowerLimitCase):
                       "CAP_SYS_ADMIN capability", p.stdout)
 
 
+class GpuScript(PowerLimitCase):
+    def test_observer_script_runs_on_the_fake(self):
+        """tests/gpu/power_observer.py, the observer-mode run of docs/GPU.md, with --fake:
+        the fake NVML's steps instead of PyTorch. Nothing is set; every limit from 700 W
+        down to 200 W by 50 W is profiled (at 700 W); the overhead figures are printed."""
+        script = os.path.join(support.REPO, "tests", "gpu", "power_observer.py")
+        p = support.run_child(
+            f"import runpy, sys; sys.argv = [{script!r}, '--fake', '20']; "
+            f"runpy.run_path({script!r}, run_name='__main__')",
+            env={"FAKE_NVML_MIN_LIMIT_MW": "200000", "FAKE_NVML_MAX_LIMIT_MW": "700000",
+                 "FAKE_NVML_POWER_MW": "600000", "FAKE_NVML_STEP_MS": "2"}, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        r = json.loads(p.stdout.split("RESULT ", 1)[1])
+        self.assertEqual([w for w, _, _ in r["profile"]], list(range(700, 150, -50)))
+        self.assertEqual((r["set_count"], r["limit_before_mw"], r["limit_after_mw"]),
+                         (0, 700000, 700000))
+        self.assertEqual(self.sets(), [])
+        self.assertIn("all callbacks together:", p.stdout)
+
+
 class Restore(PowerLimitCase):
     """The limit the GPU had (200 W here) comes back whichever way the script ends, as
     long as the process can act: everything but SIGKILL."""
