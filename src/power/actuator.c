@@ -102,9 +102,19 @@ static void guard_add(pw_gpus *g)
 {
     pthread_mutex_lock(&guard_mu);
     if (guard_pid != getpid()) {
-        /* First use in this process (or in a forked child that opens its own). */
+        /* First use in this process, or in a forked child that opens its own: the parent's
+         * list, pipe and thread are the parent's (the thread did not survive the fork, and
+         * a signal written to the inherited pipe would wake the parent's). The child makes
+         * its own; the handlers it inherited stay (they are ours) and pass signals on
+         * until then. */
         guard_pid = getpid();
         guard_list = NULL;
+        if (guard_signals_done) {
+            close(guard_pipe[0]);
+            close(guard_pipe[1]);
+            guard_pipe[0] = guard_pipe[1] = -1;
+            guard_signals_done = false;
+        }
     }
     g->next = guard_list;
     guard_list = g;
@@ -126,7 +136,8 @@ static void guard_add(pw_gpus *g)
                 for (size_t i = 0; i < sizeof guard_signals / sizeof guard_signals[0]; i++) {
                     struct sigaction old, sa;
                     if (sigaction(guard_signals[i], NULL, &old) != 0 ||
-                        old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
+                        (old.sa_flags & SA_SIGINFO) ||
+                        (old.sa_handler != SIG_DFL && old.sa_handler != on_signal))
                         continue;
                     memset(&sa, 0, sizeof sa);
                     sa.sa_handler = on_signal;

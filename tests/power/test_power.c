@@ -307,6 +307,55 @@ static void test_forked_child_signal_restores_nothing(void **unused)
     close(q[1]);
 }
 
+/* A child forked after the guard that opens an actuator of its own: its SIGTERM restores
+ * its limits and ends it alone, never the parent (whose guard thread reads the pipe the
+ * child inherited). */
+static void test_forked_child_with_its_own_guard(void **unused)
+{
+    unsigned last;
+    (void)unused;
+    unlink(state);
+    pid_t pid = fork();
+    if (pid == 0) {
+        pw_gpus *g;
+        zbso_err err;
+        if (pw_open(NULL, 0, PW_GUARD_SIGNALS, &g, &err) < 0 || pw_set(g, 150000, &err) < 0)
+            _exit(90);
+        pid_t w = fork();
+        if (w == 0) {
+            pw_gpus *g2;
+            /* Its original limit is the parent's 150 W. */
+            if (pw_open(NULL, 0, PW_GUARD_SIGNALS, &g2, &err) < 0 ||
+                pw_set(g2, 250000, &err) < 0)
+                _exit(95);
+            for (;;)
+                pause();
+        }
+        int ws;
+        for (int i = 0; i < 500; i++) {
+            unsigned cur[2];
+            if (pw_limits(g, cur, &err) == 0 && cur[0] == 250000)
+                break;
+            usleep(10000);
+        }
+        kill(w, SIGTERM);
+        waitpid(w, &ws, 0);
+        if (!WIFSIGNALED(ws) || WTERMSIG(ws) != SIGTERM)
+            _exit(92);
+        /* Still alive, and the grandchild put its own original (150 W) back. */
+        unsigned cur[2];
+        if (pw_limits(g, cur, &err) < 0 || cur[0] != 150000)
+            _exit(93);
+        exit(0);   /* atexit: 300 W back */
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(sets_in_file(0, &last), 8);   /* 150, 250, 150, 300 on two GPUs */
+    assert_int_equal(last, 300000);
+}
+
 /* ---- a fake zeusd ----
  * Answers one connection at a time: GET /discover (status discover_status with the
  * discover body), and POST set requests (set_status; on 200 it writes the limit to the
@@ -535,6 +584,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_restored_on_signals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sigkill_leaves_the_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forked_child_signal_restores_nothing, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_forked_child_with_its_own_guard, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_zeusd_unix_socket, setup, teardown),
         cmocka_unit_test_setup_teardown(test_zeusd_tcp_errors_and_legacy, setup, teardown),
