@@ -36,6 +36,11 @@ class PowerRunCase(RunCase):
                "FAKE_NVML_MIN_LIMIT_MW": "100000", "FAKE_NVML_MAX_LIMIT_MW": "300000",
                "FAKE_NVML_POWER_MW": "250000", "FAKE_NVML_STEP_MS": "20",
                "FAKE_NVML_STATE": self.state}
+        # The sanitizer build: the command (python3 loading the ASan-built fake NVML) needs
+        # the ASan runtime first; python3's own allocations at exit are not leaks of ours.
+        if os.environ.get("ZBSO_CHILD_PRELOAD"):
+            env["LD_PRELOAD"] = os.environ["ZBSO_CHILD_PRELOAD"]
+            env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1"
         env.update(over)
         return env
 
