@@ -5,6 +5,7 @@
 # Expects a bundle made by tests/gpu/bundle.sh in $1 (default .gpu-bundle); run from the
 # repository root. Prints what docs/GPU.md records.
 set -u
+# ZBSO_GPU_BATCH (power_observer.py) sets the batch, hence the step length.
 bundle=${1:-.gpu-bundle}
 export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export ZBSO_LIBRARY="$PWD/$bundle/libzbso.so" PYTHONPATH="$PWD/python"
