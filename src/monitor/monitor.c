@@ -8,6 +8,7 @@
 
 #include "monitor/monitor.h"
 #include "monitor/monitorInt.h"
+#include "util/cudavis.h"
 #include "util/clock.h"
 #include "util/mem.h"
 
@@ -22,56 +23,8 @@ const char *mon_nvml_path(void)
 int mon_visible_devices(unsigned n_nvml, unsigned *visible, unsigned *n_visible,
                         zbso_err *err)
 {
-    const char *env = getenv("CUDA_VISIBLE_DEVICES");
-    char buf[1024];
-
-    *n_visible = 0;
-    if (env == NULL) {
-        if (n_nvml > ZBSO_MAX_GPUS)
-            return err_set(err, ZBSO_ECONFIG,
-                           "NVML sees %u GPUs; at most %d can be monitored, choose them "
-                           "with CUDA_VISIBLE_DEVICES or GPU indices",
-                           n_nvml, ZBSO_MAX_GPUS);
-        for (unsigned i = 0; i < n_nvml; i++)
-            visible[(*n_visible)++] = i;
-        return 0;
-    }
-    if (strlen(env) >= sizeof buf)
-        return err_set(err, ZBSO_ECONFIG, "CUDA_VISIBLE_DEVICES is %zu bytes long (max %zu)",
-                       strlen(env), sizeof buf - 1);
-    memcpy(buf, env, strlen(env) + 1);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        while (*tok == ' ')
-            tok++;
-        char *end = tok + strlen(tok);
-        while (end > tok && end[-1] == ' ')
-            *--end = '\0';
-        if (*tok == '\0')
-            continue;
-        char *stop = NULL;
-        errno = 0;
-        long v = strtol(tok, &stop, 10);
-        if (*stop != '\0' || errno != 0 || v < 0)
-            return err_set(err, ZBSO_ECONFIG,
-                           "CUDA_VISIBLE_DEVICES entry '%s' is not a GPU index (the monitor "
-                           "maps only integer NVML indices, not UUIDs)",
-                           tok);
-        if ((unsigned long)v >= n_nvml)
-            return err_set(err, ZBSO_ECONFIG,
-                           "CUDA_VISIBLE_DEVICES lists GPU %ld, but NVML sees %u GPU(s) "
-                           "(indices 0..%d)",
-                           v, n_nvml, (int)n_nvml - 1);
-        for (unsigned k = 0; k < *n_visible; k++)
-            if (visible[k] == (unsigned)v)
-                return err_set(err, ZBSO_ECONFIG, "CUDA_VISIBLE_DEVICES lists GPU %ld twice",
-                               v);
-        if (*n_visible == ZBSO_MAX_GPUS)
-            return err_set(err, ZBSO_ECONFIG,
-                           "CUDA_VISIBLE_DEVICES lists more than %d GPUs", ZBSO_MAX_GPUS);
-        visible[(*n_visible)++] = (unsigned)v;
-    }
-    return 0;
+    /* One reading of CUDA_VISIBLE_DEVICES for the monitor and the power-limit actuator. */
+    return cuda_visible_devices(n_nvml, visible, n_visible, err);
 }
 
 /* Fills mon->gpus[].cuda_index/nvml_index from the caller's CUDA indices (all visible
