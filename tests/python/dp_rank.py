@@ -2,7 +2,10 @@
 mnist/train_dp.py), its Zeus parts unchanged but for the imports, with torch.distributed's
 broadcast replaced by a pipe and an epoch by a stand-in. Run by test_dp.py as two
 processes: RANK=0 asks for the batch size and writes it with the trial number to the pipe
-(file descriptor $DP_PIPE_FD), RANK=1 reads them; both train and report.
+(file descriptor $DP_PIPE_FD), RANK=1 reads them; both train and report. The gradient
+all-reduce that keeps real ranks in step is a barrier at the start of each epoch
+($DP_SYNC_FDS: a pipe to the other rank and one from it), so that no rank trains epoch e+1
+before the other has reported epoch e, as under torch.distributed.
 
 Prints one JSON line: the rank, batch size and trial it trained, its epochs, whether
 training finished, and the exception its last on_evaluate raised (class and message)."""
@@ -21,6 +24,17 @@ EPOCHS = int(os.environ["DP_EPOCHS"])
 CURVE = [float(x) for x in os.environ["DP_CURVE"].split(",")]  # accuracy after each epoch
 
 
+def allreduce_barrier(sync):
+    """Waits for the other rank to reach the same point (a peer that has stopped, its pipe
+    closed, releases the wait)."""
+    w, r = sync
+    try:
+        os.write(w, b"x")
+    except BrokenPipeError:
+        return
+    os.read(r, 1)
+
+
 class StepCounter(Callback):
     """Stands in for GlobalPowerLimitOptimizer(monitor) in rank 0's callback set."""
 
@@ -35,6 +49,7 @@ def main():
     rank = int(os.getenv("RANK"))
     world_size = int(os.getenv("WORLD_SIZE"))
     fd = int(os.environ["DP_PIPE_FD"])
+    sync = [int(x) for x in os.environ["DP_SYNC_FDS"].split(",")]
 
     ########################### ZEUS INIT BEGIN ###########################
     monitor = ZeusMonitor(gpu_indices=None)  # All visible GPUs.
@@ -81,6 +96,7 @@ def main():
     try:
         callbacks.on_train_begin()
         for epoch in range(1, EPOCHS + 1):
+            allreduce_barrier(sync)  # the epoch's first all-reduce
             callbacks.on_epoch_begin()
             for _ in range(4):  # train(...): the steps of one epoch
                 callbacks.on_step_begin()

@@ -19,17 +19,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 class TestDataParallel(support.ServerCase):
     def run_ranks(self, job_id, epochs, curve):
         r, w = os.pipe()
+        # The all-reduce stand-in (dp_rank.py): a pipe each way between the ranks.
+        to1_r, to1_w = os.pipe()
+        to0_r, to0_w = os.pipe()
         env = dict(os.environ, WORLD_SIZE="2", ZEUS_SERVER_URL=self.url, ZEUS_JOB_ID=job_id,
                    DP_EPOCHS=str(epochs), DP_CURVE=",".join(map(str, curve)),
                    PYTHONPATH=os.path.join(support.REPO, "python"))
         procs = []
-        for rank, fd in ((1, r), (0, w)):
+        for rank, fd, sync in ((1, r, (to0_w, to1_r)), (0, w, (to1_w, to0_r))):
             procs.append(subprocess.Popen(
                 [sys.executable, os.path.join(HERE, "dp_rank.py")],
-                env=dict(env, RANK=str(rank), DP_PIPE_FD=str(fd)), pass_fds=(fd,),
+                env=dict(env, RANK=str(rank), DP_PIPE_FD=str(fd),
+                         DP_SYNC_FDS=f"{sync[0]},{sync[1]}"),
+                pass_fds=(fd, *sync),
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-        os.close(r)
-        os.close(w)
+        for f in (r, w, to1_r, to1_w, to0_r, to0_w):
+            os.close(f)
         out = {}
         for p in procs:
             stdout, stderr = p.communicate(timeout=120)
