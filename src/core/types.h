@@ -14,6 +14,13 @@
 #define ZBSO_GPU_MODEL_MAX 255     /* bytes of gpu_model, without the NUL */
 #define ZBSO_LEASE_RENEW_S 60.0    /* a stored lease is rewritten at most this often */
 
+/* Which batch size policy decides a job's trials (issue 21). ZBSO_POLICY_ZEUS, the
+ * default and zero, is Zeus's policy bit for bit (SPEC §3); ZBSO_POLICY_SMART is zbso's own,
+ * opt-in per job or as the server's default for jobs whose spec does not say. */
+typedef enum zbso_policy { ZBSO_POLICY_ZEUS = 0, ZBSO_POLICY_SMART = 1 } zbso_policy;
+
+#define ZBSO_MAX_PRIOR_JOBS 8      /* job ids a spec may name as a warm start's prior */
+
 /* JobSpecFromClient / CreatedJob of seed 001. Defaults come from spec_defaults(). */
 typedef struct zbso_job_spec {
     char job_id[ZBSO_ID_MAX + 1];         /* "" when the client gave none */
@@ -37,6 +44,12 @@ typedef struct zbso_job_spec {
     double max_power;                     /* W, all GPUs together */
     int64_t number_of_gpus;
     char gpu_model[ZBSO_GPU_MODEL_MAX + 1];
+    /* Beyond Zeus (issue 21); Zeus's client never sends these. */
+    zbso_policy policy;                   /* ZBSO_POLICY_ZEUS unless the spec says */
+    bool has_policy;                      /* false: the spec did not say (server default) */
+    bool warm_start;                      /* use other jobs of the prefix as a prior */
+    size_t n_prior_jobs;                  /* explicit prior jobs (implies warm start) */
+    char prior_jobs[ZBSO_MAX_PRIOR_JOBS][ZBSO_ID_MAX + 1];
 } zbso_job_spec;
 
 typedef enum zbso_stage { ZBSO_STAGE_PRUNING = 0, ZBSO_STAGE_MAB = 1 } zbso_stage;
