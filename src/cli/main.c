@@ -16,6 +16,7 @@ static const struct {
     {"run", cli_run, "run a training command repeatedly with the batch sizes the optimizer picks"},
     {"jobs", cli_jobs, "list, show, export and delete jobs (server or database)"},
     {"monitor", cli_monitor, "run a command and print the GPU time and energy it used"},
+    {"import", cli_import, "import the jobs of a Zeus BSO server's database"},
 };
 
 static void usage(FILE *to)
