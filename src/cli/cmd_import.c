@@ -3,6 +3,7 @@
  * only; the reading, checking and writing live in src/xfer. */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,20 +133,80 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Imports (or checks, with --dry-run) every selected job. Returns the exit status. */
+typedef struct tally {
+    const import_args *a;
+    int64_t written, same, replaced, refused, trials;
+    bool failed; /* the target failed: stop */
+} tally;
+
+/* A job read (and, without --dry-run, put): its line, or its refusal. Called by the pool
+ * with its lock held, or by run_import itself for --dry-run and for jobs refused when
+ * read. Returns non-zero to stop the import (the target or the source failed). */
+static pthread_mutex_t print_mu = PTHREAD_MUTEX_INITIALIZER; /* the lines and the tally */
+
+static int job_done_locked(tally *t, const zjob *j, int rc, zput_result res,
+                           const zbso_err *err)
+{
+    if (rc < 0) {
+        t->refused++;
+        fprintf(stderr, "zbso import: refused job ");
+        put_id(stderr, j->job.spec.job_id);
+        fprintf(stderr, ": %s\n", err->msg);
+        if (rc != ZBSO_EINVAL && rc != ZBSO_ECONFLICT && rc != ZBSO_ENOTFOUND) {
+            t->failed = true; /* the target failed: stop rather than go on */
+            return 1;
+        }
+        return 0;
+    }
+    t->trials += (int64_t)j->n_trials;
+    t->written += res == ZPUT_WRITTEN;
+    t->same += res == ZPUT_SAME;
+    t->replaced += res == ZPUT_REPLACED;
+    if (!t->a->quiet) {
+        printf("%s ", t->a->dry_run ? "would import" : res == ZPUT_SAME ? "unchanged"
+                                     : res == ZPUT_REPLACED ? "replaced" : "imported");
+        put_id(stdout, j->job.spec.job_id);
+        printf(" (%s, %zu trials, %zu arms%s)\n", zbso_stage_name(j->job.stage), j->n_trials,
+               j->n_arms, j->job.spec.has_mab_seed ? ", seeded generator" : "");
+    }
+    return 0;
+}
+
+static int job_done(void *ctx, size_t seq, const zjob *j, int rc, zput_result res,
+                    const zbso_err *err)
+{
+    (void)seq;
+    pthread_mutex_lock(&print_mu);
+    int stop = job_done_locked(ctx, j, rc, res, err);
+    pthread_mutex_unlock(&print_mu);
+    return stop;
+}
+
+static bool import_failed(tally *t)
+{
+    pthread_mutex_lock(&print_mu);
+    bool failed = t->failed;
+    pthread_mutex_unlock(&print_mu);
+    return failed;
+}
+
+/* Imports (or checks, with --dry-run) every selected job: read and checked here, in
+ * order, and put by IMPORT_THREADS writers, so that the target's commits are grouped.
+ * Returns the exit status. */
+#define IMPORT_THREADS 8
 static int run_import(const cli_config *cfg, const import_args *a)
 {
     zbso_err err;
     zdb *db = NULL;
     store *st = NULL;
+    xfer_pool *pool = NULL;
     id_list ids = {NULL, 0, 0, a};
     int status = CLI_EXIT_FAIL;
-    int64_t written = 0, same = 0, replaced = 0, refused = 0, trials = 0;
+    tally t = {a, 0, 0, 0, 0, 0, false};
     err_clear(&err);
     if (zdb_open(a->zeus_url, cfg->db_user[0] ? cfg->db_user : NULL,
                  cfg->db_password[0] ? cfg->db_password : NULL, &db, &err) < 0) {
         fprintf(stderr, "zbso import: %s\n", err.msg);
-        status = err.code == ZBSO_EINVAL ? CLI_EXIT_FAIL : CLI_EXIT_FAIL;
         goto out;
     }
     if (zdb_query(db, ZQ_JOB_IDS, NULL, collect_id, &ids, &err) != 0) {
@@ -156,53 +217,50 @@ static int run_import(const cli_config *cfg, const import_args *a)
     if (!a->dry_run) {
         store_options sopt = cli_store_options(cfg);
         sopt.create_if_empty = true;
-        if (store_open(cfg->database_url, &sopt, &st, &err) < 0) {
+        if (store_open(cfg->database_url, &sopt, &st, &err) < 0 ||
+            xfer_pool_new(st, IMPORT_THREADS, a->replace, false, job_done, &t, &pool,
+                          &err) < 0) {
             fprintf(stderr, "zbso import: %s\n", err.msg);
             goto out;
         }
     }
-    for (size_t i = 0; i < ids.n; i++) {
+    for (size_t i = 0; i < ids.n && !import_failed(&t); i++) {
         zjob j;
         uint32_t entropy[4] = {0};
-        zput_result res = ZPUT_WRITTEN;
         if (getrandom(entropy, sizeof entropy, 0) != (ssize_t)sizeof entropy) {
             fprintf(stderr, "zbso import: cannot read entropy to seed unseeded jobs\n");
             goto out;
         }
         err_clear(&err);
         int rc = zeus_job_read(db, ids.v[i], now_s(), entropy, &j, &err);
-        if (rc == 0 && !a->dry_run)
-            rc = zjob_put(st, &j, a->replace, false, &res, &err);
         if (rc < 0) {
-            refused++;
-            fprintf(stderr, "zbso import: refused job ");
-            put_id(stderr, ids.v[i]);
-            fprintf(stderr, ": %s\n", err.msg);
-            if (rc != ZBSO_EINVAL && rc != ZBSO_ECONFLICT && rc != ZBSO_ENOTFOUND)
-                goto out; /* the target or the source failed: stop rather than go on */
+            zjob named;
+            memset(&named, 0, sizeof named);
+            snprintf(named.job.spec.job_id, sizeof named.job.spec.job_id, "%s", ids.v[i]);
+            if (job_done(&t, i, &named, rc, ZPUT_WRITTEN, &err) != 0)
+                break;
             continue;
         }
-        trials += (int64_t)j.n_trials;
-        written += res == ZPUT_WRITTEN;
-        same += res == ZPUT_SAME;
-        replaced += res == ZPUT_REPLACED;
-        if (!a->quiet) {
-            printf("%s ", a->dry_run ? "would import" : res == ZPUT_SAME ? "unchanged"
-                                      : res == ZPUT_REPLACED ? "replaced" : "imported");
-            put_id(stdout, ids.v[i]);
-            printf(" (%s, %zu trials, %zu arms%s)\n", zbso_stage_name(j.job.stage), j.n_trials,
-                   j.n_arms, j.job.spec.has_mab_seed ? ", seeded generator" : "");
+        if (pool == NULL) {
+            job_done(&t, i, &j, 0, ZPUT_WRITTEN, &err);
+            zjob_free(&j);
+        } else if (xfer_pool_put(pool, &j, i, &err) < 0) {
+            break;
         }
-        zjob_free(&j);
     }
+    if (pool != NULL)
+        xfer_pool_wait(pool);
+    if (import_failed(&t))
+        goto out;
     printf("zbso import: %zu jobs, %lld trials from %s: %lld %s, %lld unchanged, %lld"
-           " replaced, %lld refused\n", ids.n, (long long)trials, zdb_shown(db),
-           (long long)written, a->dry_run ? "to import" : "imported", (long long)same,
-           (long long)replaced, (long long)refused);
+           " replaced, %lld refused\n", ids.n, (long long)t.trials, zdb_shown(db),
+           (long long)t.written, a->dry_run ? "to import" : "imported", (long long)t.same,
+           (long long)t.replaced, (long long)t.refused);
     printf("zbso import: Zeus keeps no per-epoch reports; imported trials have no learning"
            " curve, metric or epoch count\n");
-    status = refused == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    status = t.refused == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 out:
+    xfer_pool_finish(pool);
     fflush(stdout);
     for (size_t i = 0; i < ids.n; i++)
         free(ids.v[i]);

@@ -279,33 +279,61 @@ typedef struct copy_work {
     void (*progress)(void *ctx, const xfer_copy_stats *s);
     void *ctx;
     xfer_copy_stats stats;
+    int rc;          /* the first job's failure, with its message */
+    zbso_err first;
 } copy_work;
+
+/* A job written (or found there) by the pool; the first failure stops the copy. */
+static int copy_done(void *ctx, size_t seq, const zjob *j, int rc, zput_result res,
+                     const zbso_err *err)
+{
+    copy_work *w = ctx;
+    (void)seq;
+    if (rc < 0) {
+        if (w->rc == 0) {
+            w->rc = rc;
+            w->first = *err;
+        }
+        return 1;
+    }
+    w->stats.jobs++;
+    w->stats.trials += (int64_t)j->n_trials;
+    if (res == ZPUT_SAME)
+        w->stats.same++;
+    else
+        w->stats.written++;
+    if (w->progress != NULL)
+        w->progress(w->ctx, &w->stats);
+    return 0;
+}
+
+#define COPY_THREADS 8
 
 static int copy_fn(store_txn *t, void *arg, zbso_err *err)
 {
     copy_work *w = arg;
     ids l = {0};
+    xfer_pool *pool = NULL;
+    memset(&w->stats, 0, sizeof w->stats);
+    w->rc = 0;
     int rc = t->ops->job_ids(t, add_id, &l, err);
     if (rc == ZBSO_ENOMEM)
         rc = err_set(err, ZBSO_ENOMEM, "out of memory listing the jobs");
-    memset(&w->stats, 0, sizeof w->stats);
+    if (rc == 0)
+        rc = xfer_pool_new(w->dst, COPY_THREADS, false, true, copy_done, w, &pool, err);
     for (size_t i = 0; rc == 0 && i < l.n; i++) {
         zjob j;
-        zput_result res = ZPUT_WRITTEN;
         if ((rc = zjob_load(t, l.v[i], false, true, &j, err)) < 0)
             break;
-        rc = zjob_put(w->dst, &j, false, true, &res, err);
-        w->stats.jobs++;
-        w->stats.trials += (int64_t)j.n_trials;
-        zjob_free(&j);
-        if (rc < 0)
-            break;
-        if (res == ZPUT_SAME)
-            w->stats.same++;
-        else
-            w->stats.written++;
-        if (w->progress != NULL)
-            w->progress(w->ctx, &w->stats);
+        if (xfer_pool_put(pool, &j, i, err) < 0)
+            break; /* stopped: the first failure is in w->first */
+    }
+    if (pool != NULL)
+        xfer_pool_wait(pool);
+    xfer_pool_finish(pool);
+    if (w->rc < 0) {
+        *err = w->first;
+        rc = w->rc;
     }
     for (size_t i = 0; i < l.n; i++)
         free(l.v[i]);
@@ -316,7 +344,7 @@ static int copy_fn(store_txn *t, void *arg, zbso_err *err)
 int xfer_copy(store *src, store *dst, void (*progress)(void *ctx, const xfer_copy_stats *s),
               void *ctx, xfer_copy_stats *stats, zbso_err *err)
 {
-    copy_work w = {dst, progress, ctx, {0}};
+    copy_work w = {dst, progress, ctx, {0}, 0, {0}};
     int rc = store_exec_read(src, copy_fn, &w, err);
     if (stats != NULL)
         *stats = w.stats;

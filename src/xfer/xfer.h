@@ -116,6 +116,28 @@ typedef enum zput_result {
 int zjob_put(store *st, const zjob *j, bool replace, bool compare_times, zput_result *res,
              zbso_err *err);
 
+/* ---- zjob_put on several threads (pool.c) ---- */
+
+typedef struct xfer_pool xfer_pool;
+
+/* Called once per job put, with the pool's lock held (calls never overlap), after the
+ * job's unit of work ended: rc is zjob_put's return, res its result, err its error. A
+ * non-zero return stops the pool: the jobs still queued are dropped unwritten. */
+typedef int (*xfer_done_fn)(void *ctx, size_t seq, const zjob *job, int rc, zput_result res,
+                            const zbso_err *err);
+
+/* Starts threads (1..32) that put the jobs given to xfer_pool_put into st with zjob_put
+ * (replace, exact as there). Returns 0 with *out, or ZBSO_ENOMEM / ZBSO_EINTERNAL. */
+int xfer_pool_new(store *st, int threads, bool replace, bool exact, xfer_done_fn done,
+                  void *ctx, xfer_pool **out, zbso_err *err);
+/* Queues *job (the pool takes what it owns; *job is left empty) as number seq, waiting
+ * while the queue is full. ZBSO_ECONFLICT when the pool has stopped (the job is freed). */
+int xfer_pool_put(xfer_pool *p, zjob *job, size_t seq, zbso_err *err);
+/* Waits until every queued job has been put; false when the pool stopped. */
+bool xfer_pool_wait(xfer_pool *p);
+/* Puts what is queued, stops the threads and frees p (NULL: no-op). */
+void xfer_pool_finish(xfer_pool *p);
+
 /* ---- a whole zbso database (copy.c) ---- */
 
 typedef struct xfer_copy_stats {
