@@ -338,6 +338,12 @@ int cli_import(int argc, char **argv)
     a.zeus_url = argv[optind + 1];
     if (store_backend_for_url(cfg.database_url, &err) == NULL)
         goto usage;
+    const store_backend *zb = store_backend_for_url(a.zeus_url, &err);
+    if (zb == NULL || strcmp(zb->name, "memory") == 0) {
+        if (zb != NULL)
+            err_set(&err, ZBSO_EINVAL, "memory:// holds no Zeus database");
+        goto usage;
+    }
     status = run_import(&cfg, &a);
     goto out;
 usage:

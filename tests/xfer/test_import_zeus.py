@@ -185,6 +185,65 @@ class ImportZeus(unittest.TestCase):
         self.assertEqual([bytes(i).decode() if isinstance(i, (bytes, bytearray)) else i
                           for i in ids], ["prunend-w0"])
 
+    def test_dispatched_trials_keep_their_lease(self):
+        # The reference's Dispatched exploration of prune0-b started on 2026-03-01: under
+        # the default lease (86400 s) it is stale, so the next request fails it and
+        # explores its batch size again instead of answering a Concurrent trial.
+        job = next(j for j in self.ref["jobs"] if j["Job"]["job_id"] == "prune0-b")
+        stale = [t for t in job["Trial"] if t["status"] == "Dispatched"]
+        self.assertEqual(len(stale), 1)
+        db = self.new_db("lease.db")
+        self.assertEqual(self.import_into(db, "--jobs", "prune0-b").returncode, 0)
+        srv = zbsoserver.Server(tmpdir=self.tmp.name, database=db, env=ENV)
+        self.addCleanup(srv.close)
+        srv.start()
+        n = stale[0]["trial_number"]
+        r = srv.request("GET", f"/jobs/prune0-b/trials/{n}")
+        self.assertEqual(r.json["status"], "Dispatched")
+        self.assertEqual(r.json["lease_renewed_at"], unix(stale[0]["start_timestamp"]))
+        r = srv.request("GET", "/jobs/batch_size?job_id=prune0-b")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["batch_size"], stale[0]["batch_size"])
+        self.assertEqual(srv.request("GET", f"/jobs/prune0-b/trials/{n}").json["status"],
+                         "Failed")
+        got = srv.request("GET", f"/jobs/prune0-b/trials/{r.json['trial_number']}").json
+        self.assertEqual(got["type"], "Exploration")
+
+    def test_url_spellings_and_credentials(self):
+        db = self.new_db("spell.db")
+        if BACKEND == "sqlite":
+            url = self.zeus_url.replace("sqlite:///", "sqlite+aiosqlite:///")
+            r = zbsoserver.run_cli(["import", "zeus", url, "--db", db.url, "--dry-run"],
+                                   cwd=self.tmp.name, env=ENV)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(f"{len(self.ref['jobs'])} to import", r.stdout)
+            return
+        # Zeus's .env keeps the password apart: ZEUS_BSO_DB_PASSWORD fills it in.
+        scheme, rest = self.zeus_url.split("://", 1)
+        cred, host = rest.split("@", 1)
+        user, password = cred.split(":", 1)
+        bare = f"{scheme}://{user}@{host}"
+        r = zbsoserver.run_cli(["import", "zeus", bare, "--dry-run"], cwd=self.tmp.name,
+                               env=dict(ENV, ZEUS_BSO_DB_PASSWORD=password))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn(password, r.stdout + r.stderr)
+        r = zbsoserver.run_cli(["import", "zeus", bare, "--dry-run"], cwd=self.tmp.name,
+                               env=dict(ENV, ZEUS_BSO_DB_PASSWORD="wrong"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("cannot connect to Zeus database", r.stderr)
+
+    def test_usage_errors(self):
+        for args, text in ((["import"], "what to import is missing"),
+                           (["import", "optuna", "x"], "only 'zeus'"),
+                           (["import", "zeus"], "Zeus database URL is missing"),
+                           (["import", "zeus", "a", "b"], "unexpected argument 'b'"),
+                           (["import", "zeus", "ftp://x"], "ftp"),
+                           (["import", "zeus", self.zeus_url, "--jobs", ""], "--jobs"),
+                           (["import", "zeus", self.zeus_url, "--bogus"], "--bogus")):
+            r = zbsoserver.run_cli(args, cwd=self.tmp.name, env=ENV)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(text, r.stderr, args)
+
 
 if __name__ == "__main__":
     unittest.main()
