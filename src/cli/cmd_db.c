@@ -86,10 +86,23 @@ static int do_copy(const cli_config *cfg, const char *what, const char *from, co
                 shown_from);
         return CLI_EXIT_USAGE;
     }
+    /* SQLite would make an empty file of a FROM that does not exist, and leave it. */
+    const char *sep = strstr(from, ":///");
+    if (strncmp(from, "sqlite", 6) == 0 && sep != NULL && access(sep + 4, F_OK) != 0) {
+        fprintf(stderr, "zbso db %s: %s: no such file\n", what, sep + 4);
+        return CLI_EXIT_FAIL;
+    }
     store_options sopt = cli_store_options(cfg);
     sopt.discard_curves = false;
     if (store_open(from, &sopt, &src, &err) < 0) {
         fprintf(stderr, "zbso db %s: %s: %s\n", what, shown_from, err.msg);
+        zdb *zeus = NULL;
+        zbso_err ignored;
+        if (err.code == ZBSO_ESCHEMA && zdb_open(from, sopt.db_user, sopt.db_password, &zeus,
+                                                 &ignored) == 0)
+            fprintf(stderr, "zbso db %s: %s is a Zeus BSO database: zbso import zeus reads"
+                    " it\n", what, shown_from);
+        zdb_close(zeus);
         goto out;
     }
     sopt.create_if_empty = true;

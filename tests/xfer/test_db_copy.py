@@ -13,8 +13,10 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                 "integration"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import zbsoserver  # noqa: E402
+import zeusdb  # noqa: E402
 
 ARGS = ["--trial-timeout", "0"]
 
@@ -168,12 +170,25 @@ class DbCopy(unittest.TestCase):
         r = zbsoserver.run_cli(["db", "copy", "sqlite:///same.db", "sqlite:///same.db"],
                                cwd=self.tmp.name)
         self.assertEqual(r.returncode, 2)
+        missing = os.path.join(self.tmp.name, "missing.db")
+        r = zbsoserver.run_cli(["db", "copy", "sqlite:///" + missing, "sqlite:///t.db"],
+                               cwd=self.tmp.name)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no such file", r.stderr)
+        self.assertFalse(os.path.exists(missing))
         empty = os.path.join(self.tmp.name, "empty.db")
+        open(empty, "wb").close()
         r = zbsoserver.run_cli(["db", "copy", "sqlite:///" + empty, "sqlite:///t.db"],
                                cwd=self.tmp.name)
         self.assertEqual(r.returncode, 1)
         self.assertIn("zbso migrate", r.stderr)
-
+        # A foreign database is refused; Zeus's is pointed at zbso import zeus.
+        zeus = zeusdb.build_sqlite(os.path.join(self.tmp.name, "zeus.db"),
+                                   zeusdb.reference()["jobs"][:1])
+        r = zbsoserver.run_cli(["db", "copy", zeus, "sqlite:///t2.db"], cwd=self.tmp.name)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no zbso schema", r.stderr)
+        self.assertIn("is a Zeus BSO database: zbso import zeus reads it", r.stderr)
 
 if __name__ == "__main__":
     unittest.main()
