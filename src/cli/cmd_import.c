@@ -136,8 +136,17 @@ static double now_s(void)
 typedef struct tally {
     const import_args *a;
     int64_t written, same, replaced, refused, trials;
-    bool failed; /* the target failed: stop */
+    bool failed;        /* the target failed: stop */
+    size_t total;       /* jobs selected */
+    double last, start; /* monotonic seconds of the last progress line, of the start */
 } tally;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 /* A job read (and, without --dry-run, put): its line, or its refusal. Called by the pool
  * with its lock held, or by run_import itself for --dry-run and for jobs refused when
@@ -162,6 +171,13 @@ static int job_done_locked(tally *t, const zjob *j, int rc, zput_result res,
     t->written += res == ZPUT_WRITTEN;
     t->same += res == ZPUT_SAME;
     t->replaced += res == ZPUT_REPLACED;
+    double now = mono_s();
+    if (now - t->last >= 1.0) { /* a long import says how far it is, once a second */
+        t->last = now;
+        fprintf(stderr, "zbso import: %lld/%zu jobs done, %lld trials, %.0f s\n",
+                (long long)(t->written + t->same + t->replaced + t->refused), t->total,
+                (long long)t->trials, now - t->start);
+    }
     if (!t->a->quiet) {
         printf("%s ", t->a->dry_run ? "would import" : res == ZPUT_SAME ? "unchanged"
                                      : res == ZPUT_REPLACED ? "replaced" : "imported");
@@ -202,7 +218,7 @@ static int run_import(const cli_config *cfg, const import_args *a)
     xfer_pool *pool = NULL;
     id_list ids = {NULL, 0, 0, a};
     int status = CLI_EXIT_FAIL;
-    tally t = {a, 0, 0, 0, 0, 0, false};
+    tally t = {a, 0, 0, 0, 0, 0, false, 0, mono_s(), mono_s()};
     err_clear(&err);
     if (zdb_open(a->zeus_url, cfg->db_user[0] ? cfg->db_user : NULL,
                  cfg->db_password[0] ? cfg->db_password : NULL, &db, &err) < 0) {
@@ -214,6 +230,7 @@ static int run_import(const cli_config *cfg, const import_args *a)
         goto out;
     }
     qsort(ids.v, ids.n, sizeof ids.v[0], by_bytes);
+    t.total = ids.n;
     if (!a->dry_run) {
         store_options sopt = cli_store_options(cfg);
         sopt.create_if_empty = true;

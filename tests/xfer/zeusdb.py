@@ -6,7 +6,7 @@ The DDL is Zeus's: the tables of zeus/optimizer/batch_size/server/database/schem
 ml-energy/zeus commit 75a8b9398034eb9baf74ca0a830c2c31bcce52cd (Zeus creates them with
 SQLAlchemy's metadata.create_all, through Alembic), written out as SQLAlchemy 2.0 compiles
 them for each dialect: VARCHAR(n) as declared; Float as FLOAT (double precision on SQLite
-and PostgreSQL, single precision on MySQL); Integer as INTEGER; Boolean as BOOLEAN; DateTime
+and PostgreSQL, single precision on MySQL); Integer as INTEGER; Boolean as BOOLEAN (BOOL on MySQL); DateTime
 as DATETIME / TIMESTAMP WITHOUT TIME ZONE; Enum(Stage), Enum(TrialType), Enum(TrialStatus)
 as VARCHAR of the longest member name on SQLite (no CHECK: create_constraint defaults to
 False), as the types stage, trialtype and trialstatus on PostgreSQL, and as ENUM(...) on
@@ -24,7 +24,7 @@ _JOB_COLS = """\
     job_id VARCHAR(400) NOT NULL,
     job_id_prefix VARCHAR(300) NOT NULL,
     default_batch_size INTEGER NOT NULL,
-    higher_is_better_metric BOOLEAN NOT NULL,
+    higher_is_better_metric {bool} NOT NULL,
     eta_knob FLOAT NOT NULL,
     beta_knob FLOAT,
     target_metric FLOAT NOT NULL,
@@ -72,7 +72,7 @@ CREATE TABLE {q}Trial{q} (
     end_timestamp {dt},
     {q}time{q} FLOAT,
     energy FLOAT,
-    converged BOOLEAN,
+    converged {bool},
     PRIMARY KEY (job_id, trial_number),
     FOREIGN KEY(job_id, batch_size) REFERENCES {q}BatchSize{q} (job_id, batch_size) ON DELETE CASCADE
 );
@@ -82,20 +82,21 @@ CREATE TABLE {q}Trial{q} (
 def ddl(dialect):
     """Zeus's CREATE statements for dialect ("sqlite", "postgresql", "mysql")."""
     if dialect == "sqlite":
-        return ('CREATE TABLE "Job" (\n' + _JOB_COLS.format(stage="VARCHAR(7)") + "\n);\n" +
+        return ('CREATE TABLE "Job" (\n' + _JOB_COLS.format(stage="VARCHAR(7)", bool="BOOLEAN") + "\n);\n" +
                 _REST.format(q='"', dt="DATETIME", ttype="VARCHAR(11)",
-                             tstatus="VARCHAR(10)"))
+                             tstatus="VARCHAR(10)", bool="BOOLEAN"))
     if dialect == "postgresql":
         return ("CREATE TYPE stage AS ENUM ('Pruning', 'MAB');\n"
                 "CREATE TYPE trialtype AS ENUM ('Exploration', 'Concurrent', 'MAB');\n"
                 "CREATE TYPE trialstatus AS ENUM ('Dispatched', 'Succeeded', 'Failed');\n"
-                'CREATE TABLE "Job" (\n' + _JOB_COLS.format(stage="stage") + "\n);\n" +
+                'CREATE TABLE "Job" (\n' + _JOB_COLS.format(stage="stage", bool="BOOLEAN") + "\n);\n" +
                 _REST.format(q='"', dt="TIMESTAMP WITHOUT TIME ZONE", ttype="trialtype",
-                             tstatus="trialstatus"))
-    return ("CREATE TABLE `Job` (\n" + _JOB_COLS.format(stage="ENUM('Pruning','MAB')") +
+                             tstatus="trialstatus", bool="BOOLEAN"))
+    return ("CREATE TABLE `Job` (\n" + _JOB_COLS.format(stage="ENUM('Pruning','MAB')", bool="BOOL") +
             "\n);\n" + _REST.format(q="`", dt="DATETIME",
                                     ttype="ENUM('Exploration','Concurrent','MAB')",
-                                    tstatus="ENUM('Dispatched','Succeeded','Failed')"))
+                                    tstatus="ENUM('Dispatched','Succeeded','Failed')",
+                                    bool="BOOL"))
 
 
 def reference(variant="exact"):
