@@ -86,6 +86,19 @@ static const char *cell_shown(const zcell *c, char out[400])
     return out;
 }
 
+/* A row's key column for a message: an integer as it is, even when it arrives as text
+ * (PostgreSQL, MySQL); anything else as cell_shown shows it. */
+static const char *key_shown(const zcell *c, char out[400])
+{
+    if (c->kind == ZC_TEXT && c->len > 0 && c->len < 24 &&
+        strspn(c->text, "-0123456789") >= c->len) {
+        memcpy(out, c->text, c->len);
+        out[c->len] = '\0';
+        return out;
+    }
+    return cell_shown(c, out);
+}
+
 /* An integer in [lo, hi]: a SQLite integer, or text of decimal digits (PostgreSQL,
  * MySQL); a real is refused (no coercion). */
 static int cell_int(const zcell *c, const where *w, const char *col, int64_t lo, int64_t hi,
@@ -519,7 +532,7 @@ static int bs_row(void *arg, const zcell *c, size_t n)
         memcmp(c[0].text, r->job_id, c[0].len) != 0)
         return 0;
     snprintf(w.row, sizeof w.row, "(job_id=%s, batch_size=%s)",
-             shown_id(r->job_id, strlen(r->job_id), idbuf), cell_shown(&c[1], vb));
+             shown_id(r->job_id, strlen(r->job_id), idbuf), key_shown(&c[1], vb));
     if ((rc = cell_int(&c[1], &w, "batch_size", 1, INT64_MAX, &bs)) < 0)
         return rc;
     if (s->n_batch_sizes == ZBSO_MAX_BATCH_SIZES)
@@ -551,7 +564,7 @@ static int trial_row(void *arg, const zcell *c, size_t n)
         memcmp(c[0].text, r->job_id, c[0].len) != 0)
         return 0;
     snprintf(w.row, sizeof w.row, "(job_id=%s, trial_number=%s)",
-             shown_id(r->job_id, strlen(r->job_id), idbuf), cell_shown(&c[2], vb));
+             shown_id(r->job_id, strlen(r->job_id), idbuf), key_shown(&c[2], vb));
     if ((rc = cell_int(&c[2], &w, "trial_number", 1, INT32_MAX, &t.trial_number)) < 0 ||
         (rc = cell_int(&c[1], &w, "batch_size", 1, INT64_MAX, &t.batch_size)) < 0 ||
         (rc = cell_time(&c[3], &w, "start_timestamp", &t.start_time)) < 0 ||
@@ -620,7 +633,7 @@ static int arm_row(void *arg, const zcell *c, size_t n)
         memcmp(c[0].text, r->job_id, c[0].len) != 0)
         return 0;
     snprintf(w.row, sizeof w.row, "(job_id=%s, batch_size=%s)",
-             shown_id(r->job_id, strlen(r->job_id), idbuf), cell_shown(&c[1], vb));
+             shown_id(r->job_id, strlen(r->job_id), idbuf), key_shown(&c[1], vb));
     if ((rc = cell_int(&c[1], &w, "batch_size", 1, INT64_MAX, &a.batch_size)) < 0 ||
         (rc = cell_real(&c[2], &w, "param_mean", false, &a.param_mean)) < 0 ||
         (rc = cell_real(&c[3], &w, "param_precision", true, &a.param_precision)) < 0 ||

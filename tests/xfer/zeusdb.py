@@ -152,13 +152,14 @@ def build_sqlite(path, jobs, extra_sql=()):
     return "sqlite:///" + path
 
 
-def build_server(dialect, name, jobs):
+def build_server(dialect, name, jobs, extra_sql=()):
     """A Zeus database `name` on the test's PostgreSQL (with_pg.sh) or MariaDB
-    (with_mysql.sh) with jobs' rows; returns its URL in Zeus's spelling."""
+    (with_mysql.sh) with jobs' rows, then extra_sql run on it; returns its URL in Zeus's
+    spelling."""
     ctl = os.environ["ZBSO_PG_CTL" if dialect == "postgresql" else "ZBSO_MYSQL_CTL"]
     url = subprocess.run([ctl, "createdb", name], check=True, capture_output=True,
                          text=True, timeout=120).stdout.strip()
-    sql = ddl(dialect) + "\n".join(inserts(jobs, dialect)) + "\n"
+    sql = ddl(dialect) + "\n".join(inserts(jobs, dialect) + [x + ";" for x in extra_sql]) + "\n"
     if dialect == "postgresql":
         cmd = [ctl, "psql", "-q", "-d", name]
         scheme = "postgresql+asyncpg://"
