@@ -16,7 +16,7 @@
 
 static const char import_usage[] =
     "usage: zbso import zeus ZEUS_DATABASE_URL [--db URL] [--dry-run] [--replace]\n"
-    "                        [--jobs PREFIX]... [--quiet]\n"
+    "                        [--jobs PREFIX|ID]... [--quiet]\n"
     "\n"
     "Copies every job of a Zeus BSO server's database (its batch sizes, trials, arms, stage,\n"
     "min cost and generator state) into a zbso database, one transaction per job, so that\n"
@@ -29,8 +29,8 @@ static const char import_usage[] =
     "                     sqlite:///zbso.db); created when empty\n"
     "  --dry-run          read and check everything, print what would be imported, write nothing\n"
     "  --replace          overwrite a job already in the target with other data (else refused)\n"
-    "  --jobs PREFIX      only jobs whose id begins with PREFIX (an id selects itself);\n"
-    "                     repeat for more\n"
+    "  --jobs PREFIX|ID   only the jobs of this job_id_prefix, or this job id; repeat for\n"
+    "                     more\n"
     "  --quiet            no line per job, only refusals and the summary\n"
     "\n"
     "Zeus keeps no per-epoch reports: imported trials have no learning curve, metric or\n"
@@ -63,21 +63,24 @@ typedef struct id_list {
     const import_args *a;
 } id_list;
 
-/* Keeps a Job row's id when --jobs selects it (a job id holding a NUL is kept too: the
- * reader refuses it by name). */
+/* Whether cell c holds exactly the bytes of text. */
+static bool cell_is(const zcell *c, const char *text)
+{
+    return c->kind == ZC_TEXT && c->len == strlen(text) && memcmp(c->text, text, c->len) == 0;
+}
+
+/* Keeps a Job row's id when --jobs selects it: its id or its job_id_prefix is one of the
+ * values (a job id holding a NUL is kept too: the reader refuses it by name). */
 static int collect_id(void *ctx, const zcell *c, size_t n)
 {
     id_list *l = ctx;
-    (void)n;
-    if (c[0].kind != ZC_TEXT) {
+    if (n < 2 || c[0].kind != ZC_TEXT) {
         fprintf(stderr, "zbso import: table Job holds a job_id that is not text; skipped\n");
         return 0;
     }
     bool keep = l->a->n_prefixes == 0;
-    for (size_t i = 0; !keep && i < l->a->n_prefixes; i++) {
-        size_t pl = strlen(l->a->prefixes[i]);
-        keep = c[0].len >= pl && memcmp(c[0].text, l->a->prefixes[i], pl) == 0;
-    }
+    for (size_t i = 0; !keep && i < l->a->n_prefixes; i++)
+        keep = cell_is(&c[0], l->a->prefixes[i]) || cell_is(&c[1], l->a->prefixes[i]);
     if (!keep)
         return 0;
     if (l->n == l->cap) {

@@ -31,7 +31,7 @@ typedef struct zcell {
 
 /* The queries a reader answers; each backend holds its dialect's SQL. */
 typedef enum zdb_query_id {
-    ZQ_JOB_IDS,      /* job_id of every Job row */
+    ZQ_JOB_IDS,      /* job_id, job_id_prefix of every Job row */
     ZQ_JOB,          /* the Job row of ?, ZQ_JOB_COLS columns */
     ZQ_BATCH_SIZES,  /* job_id, batch_size of BatchSize rows of ?, ascending */
     ZQ_TRIALS,       /* job_id + ZQ_TRIAL_COLS of Trial rows of ?, ascending trial_number */

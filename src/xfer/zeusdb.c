@@ -44,7 +44,7 @@ const char *const *const zdb_table_cols[4] = {job_cols, bs_cols, trial_cols, arm
  * ?1, PostgreSQL $1, MySQL an escaped literal). Written once, quoted per dialect. */
 #define Q "\x01"
 static const char *const queries[ZQ_COUNT] = {
-    [ZQ_JOB_IDS] = "SELECT " Q "job_id" Q " FROM " Q "Job" Q,
+    [ZQ_JOB_IDS] = "SELECT job_id, job_id_prefix FROM " Q "Job" Q,
     [ZQ_JOB] = "SELECT job_id, job_id_prefix, default_batch_size, higher_is_better_metric,"
                " eta_knob, beta_knob, target_metric, max_epochs, num_pruning_rounds,"
                " window_size, max_power, number_of_gpus, gpu_model, mab_prior_mean,"

@@ -171,14 +171,18 @@ class ImportZeus(unittest.TestCase):
 
     def test_dry_run_and_selection_write_nothing_else(self):
         db = self.new_db("dry.db")
-        r = self.import_into(db, "--dry-run", "--jobs", "prune", "--jobs", "mab-w4")
+        # A prefix (prune0: prune0-a, prune0-b) and an id; neither is a byte prefix match.
+        r = self.import_into(db, "--dry-run", "--jobs", "prune0", "--jobs", "mab-w4",
+                             "--jobs", "mab-w", "--jobs", "prune0-")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("would import prune0-a (Pruning", r.stdout)
+        self.assertIn("would import prune0-b (Pruning", r.stdout)
         self.assertIn("would import mab-w4 (MAB", r.stdout)
+        self.assertIn("3 jobs", r.stdout)
         self.assertNotIn("mab-w0", r.stdout)
         if BACKEND == "sqlite":
             self.assertFalse(os.path.exists(db.path))
-        r = self.import_into(db, "--jobs", "prunend")
+        r = self.import_into(db, "--jobs", "prunend-w0")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("1 jobs", r.stdout)
         ids = [row["job_id"] for row in db.rows("jobs")]
