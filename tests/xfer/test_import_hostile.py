@@ -294,8 +294,8 @@ class ServerHostileZeus(unittest.TestCase):
         sql, fragments = SERVER_CASES[name]
         type(self).n += 1
         q = "`" if self.dialect == "mysql" else '"'
-        url = zeusdb.build_server(self.dialect, f"zeus_bad_{self.n}", jobs(),
-                                  [sql.replace("Q", q)])
+        url = zeusdb.build_server(self.dialect, "zeus_bad", jobs(), [sql.replace("Q", q)],
+                                  fresh=self.n == 1)
         r = zbsoserver.run_cli(["import", "zeus", url, "--db", self.target.url],
                                cwd=self.tmp.name, env=ENV)
         self.assertEqual(r.returncode, 1, f"{name}: {r.stdout}{r.stderr}")
