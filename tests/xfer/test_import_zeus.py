@@ -236,6 +236,32 @@ class ImportZeus(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("cannot connect to Zeus database", r.stderr)
 
+    def test_unseeded_job(self):
+        # A job without mab_seed: Zeus keeps no generator for it (it draws a clock-seeded
+        # one per request), so zbso seeds one and a second import still finds it unchanged.
+        job = json.loads(json.dumps(next(j for j in self.ref["jobs"]
+                                         if j["Job"]["job_id"] == "mab-w0")))
+        job["Job"]["mab_seed"] = None
+        job["Job"]["mab_random_generator_state"] = None
+        if BACKEND == "sqlite":
+            url = zeusdb.build_sqlite(os.path.join(self.tmp.name, "unseeded.db"), [job])
+        else:
+            url = zeusdb.build_server(BACKEND, "zeus_unseeded", [job])
+        db = self.new_db("unseeded-target.db")
+        for expect in ("imported mab-w0 (MAB, 12 trials, 4 arms)\n", "unchanged mab-w0"):
+            r = zbsoserver.run_cli(["import", "zeus", url, "--db", db.url], cwd=self.tmp.name,
+                                   env=ENV)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(expect, r.stdout)
+        srv = zbsoserver.Server(tmpdir=self.tmp.name, database=db, env=ENV,
+                                args=["--trial-timeout", "0"])
+        self.addCleanup(srv.close)
+        srv.start()
+        self.assertIsNone(srv.request("GET", "/jobs/mab-w0").json["spec"]["mab_seed"])
+        r = srv.request("GET", "/jobs/batch_size?job_id=mab-w0")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["trial_number"], 13)
+
     def test_usage_errors(self):
         for args, text in ((["import"], "what to import is missing"),
                            (["import", "optuna", "x"], "only 'zeus'"),
