@@ -44,11 +44,11 @@ static const char *shown_id(const char *s, size_t len, char out[400])
 typedef struct where {
     const char *table;
     char row[480];
+    zbso_err *err;   /* where the message goes */
 } where;
 
 static int bad(const where *w, const char *col, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static zbso_err *bad_err; /* set per call of zeus_job_read; the reader is single-threaded */
 
 static int bad(const where *w, const char *col, const char *fmt, ...)
 {
@@ -57,7 +57,7 @@ static int bad(const where *w, const char *col, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return err_set(bad_err, ZBSO_EINVAL, "table %s, row %s, column %s: %s", w->table, w->row,
+    return err_set(w->err, ZBSO_EINVAL, "table %s, row %s, column %s: %s", w->table, w->row,
                    col, what);
 }
 
@@ -432,7 +432,7 @@ typedef struct read_ctx {
     zjob *j;
     const char *job_id;
     int rows;
-    int64_t max_bs;
+    zbso_err *err;
 } read_ctx;
 
 static const char *const STAGES[] = {"Pruning", "MAB"};
@@ -445,17 +445,17 @@ static int job_row(void *arg, const zcell *c, size_t n)
     read_ctx *r = arg;
     zbso_job *job = &r->j->job;
     zbso_job_spec *s = &job->spec;
-    where w = {"Job", ""};
+    where w = {"Job", "", r->err};
     char idbuf[400];
     int rc;
     int64_t v;
     if (n < 22)
-        return err_set(bad_err, ZBSO_EINTERNAL, "Job query returned %zu columns", n);
+        return err_set(r->err, ZBSO_EINTERNAL, "Job query returned %zu columns", n);
     if (c[0].kind != ZC_TEXT || c[0].len != strlen(r->job_id) ||
         memcmp(c[0].text, r->job_id, c[0].len) != 0)
         return 0; /* a collation's match (MySQL's case-insensitive ids), not this job */
     if (r->rows++ > 0)
-        return err_set(bad_err, ZBSO_EINVAL, "table Job holds job_id %s twice",
+        return err_set(r->err, ZBSO_EINVAL, "table Job holds job_id %s twice",
                        shown_id(r->job_id, strlen(r->job_id), idbuf));
     snprintf(w.row, sizeof w.row, "job_id=%s", shown_id(r->job_id, strlen(r->job_id), idbuf));
     if ((rc = cell_text(&c[0], &w, "job_id", ZBSO_ID_MAX, s->job_id)) < 0 ||
@@ -523,7 +523,7 @@ static int bs_row(void *arg, const zcell *c, size_t n)
 {
     read_ctx *r = arg;
     zbso_job_spec *s = &r->j->job.spec;
-    where w = {"BatchSize", ""};
+    where w = {"BatchSize", "", r->err};
     char idbuf[400], vb[400];
     int64_t bs;
     int rc;
@@ -554,7 +554,7 @@ static int trial_row(void *arg, const zcell *c, size_t n)
 {
     read_ctx *r = arg;
     zjob *j = r->j;
-    where w = {"Trial", ""};
+    where w = {"Trial", "", r->err};
     char idbuf[400], vb[400];
     zbso_trial t;
     int rc, ty, stv;
@@ -617,14 +617,14 @@ static int trial_row(void *arg, const zcell *c, size_t n)
         }
         break;
     }
-    return zjob_add_trial(j, &t, bad_err);
+    return zjob_add_trial(j, &t, r->err);
 }
 
 static int arm_row(void *arg, const zcell *c, size_t n)
 {
     read_ctx *r = arg;
     zjob *j = r->j;
-    where w = {"GaussianTsArmState", ""};
+    where w = {"GaussianTsArmState", "", r->err};
     char idbuf[400], vb[400];
     zbso_arm a;
     int rc;
@@ -656,11 +656,10 @@ static int arm_row(void *arg, const zcell *c, size_t n)
 int zeus_job_read(zdb *db, const char *job_id, double now, const uint32_t entropy[4],
                   zjob *out, zbso_err *err)
 {
-    read_ctx r = {out, job_id, 0, 0};
+    read_ctx r = {out, job_id, 0, err};
     char idbuf[400];
     int rc;
     memset(out, 0, sizeof *out);
-    bad_err = err;
     spec_defaults(&out->job.spec);
     out->job.spec.n_batch_sizes = 0;
     if ((rc = zdb_query(db, ZQ_JOB, job_id, job_row, &r, err)) != 0)
@@ -673,7 +672,7 @@ int zeus_job_read(zdb *db, const char *job_id, double now, const uint32_t entrop
     if ((rc = zdb_query(db, ZQ_BATCH_SIZES, job_id, bs_row, &r, err)) != 0)
         goto out;
     zbso_job *job = &out->job;
-    where w = {"Job", ""};
+    where w = {"Job", "", err};
     snprintf(w.row, sizeof w.row, "job_id=%s", shown_id(job_id, strlen(job_id), idbuf));
     if (job->spec.n_batch_sizes == 0) {
         rc = err_set(err, ZBSO_EINVAL, "table BatchSize has no row for job_id %s: a Zeus job"
@@ -730,7 +729,6 @@ int zeus_job_read(zdb *db, const char *job_id, double now, const uint32_t entrop
     job->revision = 1;
     rc = 0;
 out:
-    bad_err = NULL;
     if (rc != 0)
         zjob_free(out);
     return rc;
