@@ -84,12 +84,12 @@ static int make_spec(const sim_workload *w, const sim_options *o, uint64_t seed,
     return spec_validate(spec, err);
 }
 
-int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
-                 sim_result *out, zbso_err *err)
+/* Simulates w recurring with seed under policy as one job on st (see sim_simulate);
+ * warm: the job's spec asks for a warm start from the other jobs of its prefix on st. */
+static int simulate_job(store *st, const sim_workload *w, const sim_options *o,
+                        uint64_t seed, zbso_policy pol, bool warm, sim_result *out,
+                        zbso_err *err)
 {
-    store *st = NULL;
-    /* Nobody reads the simulator's curve points: no buffer, no flusher thread. */
-    store_options sopt = {.create_if_empty = true, .discard_curves = true};
     sim_env_ctx ectx = {1.7e9, seed};
     svc_env env = {env_now, env_entropy, &ectx, 0, NULL};
     zbso_job_spec spec, stored;
@@ -98,7 +98,7 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
     size_t jit_pl[ZBSO_MAX_BATCH_SIZES] = {0};
     recur_policy policy;
     zbso_report_response resp;
-    zbso_rng paths;
+    zbso_rng paths, noise;
     zbso_buf rows;
     int rc = 0;
 
@@ -115,10 +115,16 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
      * sampling never replays the optimizer's default_rng(seed) draws. */
     uint32_t words[3] = {(uint32_t)seed, (uint32_t)(seed >> 32), 0x73696d31u};
     rng_seed_words(&paths, words, 3);
+    /* --noise draws from a third stream, so paths are those of the noiseless runs. */
+    uint32_t noise_words[3] = {(uint32_t)seed, (uint32_t)(seed >> 32), 0x6e6f6973u};
+    rng_seed_words(&noise, noise_words, 3);
 
-    if ((rc = make_spec(w, o, seed, &spec, err)) < 0 ||
-        (rc = store_open("memory://", &sopt, &st, err)) < 0 ||
-        (rc = svc_register_job(st, &env, &spec, &stored, &created, NULL, err)) < 0)
+    if ((rc = make_spec(w, o, seed, &spec, err)) < 0)
+        goto out;
+    spec.policy = pol;
+    spec.has_policy = true;
+    spec.warm_start = warm;
+    if ((rc = svc_register_job(st, &env, &spec, &stored, &created, NULL, err)) < 0)
         goto out;
     recur_init(&policy, spec.default_batch_size, o->has_beta, o->beta);
 
@@ -127,7 +133,14 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
         recur_next next = RECUR_RETRY;
         for (int64_t try_no = 1; next == RECUR_RETRY; try_no++) {
             zbso_trial_id tid;
-            if ((rc = svc_next_batch_size(st, &env, spec.job_id, NULL, &tid, NULL, err)) < 0)
+            rc = svc_next_batch_size(st, &env, spec.job_id, NULL, &tid, NULL, err);
+            if (rc == ZBSO_ENOCONV && o->keep_stuck) {
+                /* The optimizer gave up (no batch size converged): the job is stuck. */
+                rc = 0;
+                next = RECUR_FAIL_TRIES;
+                break;
+            }
+            if (rc < 0)
                 goto out;
             const sim_bs *b = sim_workload_bs(w, tid.batch_size);
             if (b == NULL) {
@@ -149,9 +162,18 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
             }
             int64_t target_epoch =
                 w->path_epochs[b->path_off + rng_next_u64(&paths) % b->n_paths];
+            /* Zeus's bound is the client's (recur.h, as ZeusMaster's); the smart policy's is
+             * the server's own (its min_cost is a mean, opt_smart_min_cost). */
+            double bound = recur_cost_bound(&policy);
+            if (pol == ZBSO_POLICY_SMART &&
+                (rc = svc_cost_bound(st, &env, spec.job_id, &bound, NULL, err)) < 0)
+                goto out;
+            double factor = 1.0;
+            if (o->noise > 0)
+                factor = exp(rng_normal(&noise, 0.0, o->noise) - 0.5 * o->noise * o->noise);
             sim_run run;
-            sim_run_compute(w, b, pl, target_epoch, profile, o->eta,
-                            recur_cost_bound(&policy), &run);
+            sim_run_compute_scaled(w, b, pl, target_epoch, profile, o->eta, bound, factor,
+                                   &run);
             if (run.epochs == 0) {
                 /* Not even one epoch fits under the bound: the run never starts (never in
                  * the first recurrence, which has no bound yet). */
@@ -195,6 +217,7 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
             out->energy_j += run.energy_j;
             out->time_s += run.time_s;
             out->cost += run.cost;
+            out->n_stopped += !resp.converged;
             next = recur_after_try(&policy, rec, try_no, b->batch_size, resp.converged,
                                    run.cost);
         }
@@ -206,6 +229,11 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
                          (long long)spec.default_batch_size, w->preset.target_metric,
                          resp.message);
             goto out;
+        }
+        if ((next == RECUR_FAIL_TRIES || next == RECUR_FAIL_DEFAULT) && o->keep_stuck) {
+            out->stuck = true;
+            out->stuck_at = rec;
+            break;
         }
         if (next == RECUR_FAIL_TRIES) {
             rc = err_set(err, ZBSO_ENOCONV,
@@ -227,10 +255,39 @@ out:
         err_set(err, rc, "workload %s on %s, seed %llu: %.400s", w->preset.name, w->gpu,
                 (unsigned long long)seed, msg);
     }
-    if (st != NULL)
-        store_close(st);
     if (rc < 0)
         sim_result_free(out);
+    return rc;
+}
+
+int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
+                 sim_result *out, zbso_err *err)
+{
+    store *st = NULL;
+    /* Nobody reads the simulator's curve points: no buffer, no flusher thread. */
+    store_options sopt = {.create_if_empty = true, .discard_curves = true};
+    int rc = store_open("memory://", &sopt, &st, err);
+    if (rc < 0) {
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    if (w->warm_from != NULL) {
+        /* The prior: the same training on the other GPU under Zeus's policy, as a server
+         * would hold it from an earlier job of the prefix. */
+        sim_result prior;
+        sim_options po = *o;
+        po.keep_stuck = true;
+        rc = simulate_job(st, w->warm_from, &po, seed + SIM_WARM_SEED_OFFSET, ZBSO_POLICY_ZEUS,
+                          false, &prior, err);
+        sim_result_free(&prior);
+        if (rc < 0) {
+            memset(out, 0, sizeof *out);
+            goto out;
+        }
+    }
+    rc = simulate_job(st, w, o, seed, o->policy, w->warm_from != NULL, out, err);
+out:
+    store_close(st);
     return rc;
 }
 
