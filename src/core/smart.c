@@ -138,6 +138,10 @@ static int answer(const smart_ctx *c, opt_smart_kind kind, opt_smart_phase phase
     out->phase = phase;
     if (kind == OPT_SMART_CONCURRENT) {
         int b = best_arm(c, true);
+        for (size_t k = 0; b < 0 && k < c->nb; k++)  /* every one failed its confirmation */
+            if (walk_ok(c, (int)k) && (b < 0 || cost_of(c, c->first[k]) <
+                                                    cost_of(c, c->first[b])))
+                b = (int)k;
         out->batch_size = b >= 0 ? c->job->spec.batch_sizes[b] : c->job->spec.default_batch_size;
     } else {
         out->batch_size = c->job->spec.batch_sizes[i];
@@ -353,32 +357,30 @@ int opt_smart_next(const zbso_job *job, const zbso_trial *t, size_t n,
         goto out;
     }
     double bar = OPT_SMART_GAMMA * cost_of(c, c->first[b]);
-    bool any = false;
+    bool cand[ZBSO_MAX_BATCH_SIZES] = {false}, any = false;
     for (int i = 0; i < (int)c->nb; i++) {
         if (!walk_ok(c, i))
             continue;
         int nbr[2] = {i - 1, i + 1};
         if (cost_of(c, c->first[i]) > bar && damped(c, i, nbr, 2) > bar)
             continue;
+        cand[i] = true;
         if (step(c, i, OPT_SMART_CONFIRM, c->second[i], out))
             goto out;
-        if (c->second[i]->converged) {
-            survivor[i] = true;
-            any = true;
-        } else {
-            c->dropped[i] = true;
-        }
+        /* Failed so far: a Concurrent trial avoids it; dropped once the phase ends. */
+        c->dropped[i] = !c->second[i]->converged;
+        any = any || c->second[i]->converged;
     }
-    if (!any) {
-        /* Every confirmation failed: the walk's best stays, so that the job goes on. */
-        survivor[b] = true;
-        c->dropped[b] = false;
+    for (size_t i = 0; i < c->nb; i++) {
+        /* When every confirmation failed, none is dropped: all stay arms. */
+        if (!any)
+            c->dropped[i] = false;
+        survivor[i] = cand[i] && !c->dropped[i];
+        if (c->dropped[i])
+            out->dropped[out->n_dropped++] = job->spec.batch_sizes[i];
     }
     rc = exploit(c, t, n, survivor, rng, out, err);
 out:
-    for (size_t i = 0; rc == 0 && i < c->nb; i++)
-        if (c->dropped[i])
-            out->dropped[out->n_dropped++] = job->spec.batch_sizes[i];
     free(c);
     return rc;
 }

@@ -61,7 +61,8 @@ typedef struct opt_smart_decision {
     /* EXPLOIT: the survivors' arms (ascending), as fitted for this choice. */
     zbso_arm arms[ZBSO_MAX_BATCH_SIZES];
     size_t n_arms;
-    /* The sizes a confirmation run dropped: never dispatched again. Ascending. */
+    /* EXPLOIT: the sizes a confirmation run dropped (none when every confirmation
+     * failed: then all candidates stay arms): never dispatched again. Ascending. */
     int64_t dropped[ZBSO_MAX_BATCH_SIZES];
     size_t n_dropped;
 } opt_smart_decision;
