@@ -19,6 +19,7 @@ static const char simulate_usage[] =
     "                     [--default-bs N] [--threads N] [--data-dir DIR]\n"
     "                     [--policy zeus|smart] [--compare zeus,smart] [--noise SIGMA]\n"
     "                     [--warm-start-from GPU|other]\n"
+    "                     [--arrivals poisson:MEAN_GAP_S|FILE]\n"
     "\n"
     "Replays recurring training jobs on the Zeus traces against the optimizer.\n"
     "  --workload NAME   cifar100, imagenet, squad, librispeech, movielens-1m,\n"
@@ -46,6 +47,9 @@ static const char simulate_usage[] =
     "                    mean 1 and log-sd SIGMA (seeded; default 0: the trace's figures)\n"
     "  --warm-start-from GPU  smart jobs start warm from a Zeus-policy job of the same\n"
     "                    workload on GPU's trace (other: the next GPU of --gpu's list)\n"
+    "  --arrivals A      submit recurrences while earlier ones still run (synthetic):\n"
+    "                    poisson:MEAN_GAP_S (exponential gaps, seeded), or FILE (one\n"
+    "                    submit time in seconds per line); default: one after another\n"
     "\n"
     "Prints the comparison per workload, then each simulated job's savings against its\n"
     "default batch size (the server's definition: docs/SPEC.md, section 5, \"Savings\").\n";
@@ -53,7 +57,7 @@ static const char simulate_usage[] =
 enum {
     OPT_WORKLOAD = 256, OPT_GPU, OPT_POWER, OPT_TRAIN, OPT_SEEDS, OPT_ETA, OPT_BETA,
     OPT_RECUR, OPT_PL, OPT_OUT, OPT_DEFAULT_BS, OPT_THREADS, OPT_DATA_DIR, OPT_HELP,
-    OPT_POLICY, OPT_COMPARE, OPT_NOISE, OPT_WARM
+    OPT_POLICY, OPT_COMPARE, OPT_NOISE, OPT_WARM, OPT_ARRIVALS
 };
 
 #define SIM_LIST_MAX 8   /* GPUs or etas of a --compare list */
@@ -72,6 +76,7 @@ typedef struct sim_args {
     size_t n_gpus;
     double etas[SIM_LIST_MAX];
     size_t n_etas;
+    const char *arrivals;        /* --arrivals: poisson:MEAN_GAP_S or a file */
 } sim_args;
 
 static const char *const policy_names[] = {"zeus", "smart"};
@@ -236,6 +241,7 @@ static int parse_args(int argc, char **argv, sim_args *a, zbso_err *err)
         {"compare", required_argument, NULL, OPT_COMPARE},
         {"noise", required_argument, NULL, OPT_NOISE},
         {"warm-start-from", required_argument, NULL, OPT_WARM},
+        {"arrivals", required_argument, NULL, OPT_ARRIVALS},
         {NULL, 0, NULL, 0},
     };
     long long v;
@@ -290,6 +296,16 @@ static int parse_args(int argc, char **argv, sim_args *a, zbso_err *err)
                                optarg);
             break;
         case OPT_WARM: a->warm_from = optarg; break;
+        case OPT_ARRIVALS:
+            a->arrivals = optarg;
+            if (strncmp(optarg, "poisson:", 8) == 0) {
+                double gap = strtod(optarg + 8, &end);
+                if (optarg[8] == '\0' || *end != '\0' || !(gap > 0 && gap <= 1e12))
+                    return err_set(err, ZBSO_EINVAL, "--arrivals '%s': the mean gap is not a "
+                                   "number of seconds in (0, 1e12]", optarg);
+                a->o.arrivals.mean_gap_s = gap;
+            }
+            break;
         case OPT_BETA:
             if (strcmp(optarg, "none") == 0) {
                 a->o.has_beta = false;
@@ -578,6 +594,7 @@ int cli_simulate(int argc, char **argv)
     sim_result *results = NULL;
     sim_summary sums[16];
     char train_path[4096];
+    double *arrival_times = NULL;
     int status = CLI_EXIT_FAIL, rc;
 
     err_clear(&err);
@@ -626,6 +643,10 @@ int cli_simulate(int argc, char **argv)
     }
     if ((rc = sim_train_trace_load(train_path, &train, &err)) < 0)
         goto fail;
+    if (a.arrivals != NULL && a.o.arrivals.mean_gap_s == 0 &&
+        (rc = sim_arrivals_load(a.arrivals, &arrival_times, &a.o.arrivals.n_times, &err)) < 0)
+        goto fail;
+    a.o.arrivals.times = arrival_times;
     if (a.compare) {
         if ((rc = run_compare(&a, chosen, n_chosen, &train, train_path, &err)) < 0)
             goto fail;
@@ -672,5 +693,6 @@ out:
     gpu_set_free(&g);
     gpu_set_free(&src);
     sim_train_trace_free(&train);
+    free(arrival_times);
     return status;
 }

@@ -43,10 +43,12 @@ void sim_cmp_fill(const sim_workload *w, double eta, const sim_result *r, size_t
         p->regret_pct += (cost - opt) / opt * 100.0;
         p->stopped_per_job += (double)r[s].n_stopped;
         p->stuck += r[s].stuck;
+        p->concurrent_per_job += (double)r[s].n_concurrent;
     }
     if (n_seeds > 0) {
         p->regret_pct /= (double)n_seeds;
         p->stopped_per_job /= (double)n_seeds;
+        p->concurrent_per_job /= (double)n_seeds;
     }
 }
 
@@ -61,6 +63,7 @@ void sim_cmp_overall(const sim_cmp_pair *pairs, size_t n, sim_cmp_total *t)
             t->regret_pct[k] += p->p[k].regret_pct / (double)n;
             t->stopped_per_job[k] += p->p[k].stopped_per_job / (double)n;
             t->stuck[k] += p->p[k].stuck;
+            t->concurrent_per_job[k] += p->p[k].concurrent_per_job / (double)n;
         }
         double diff = p->p[1].regret_pct - p->p[0].regret_pct;
         if (diff > t->worst) {
@@ -102,10 +105,12 @@ void sim_cmp_print(FILE *f, const char *const names[2], const sim_cmp_pair *pair
     sim_cmp_overall(pairs, n, &t);
     fprintf(f, "overall (%zu pairs): mean regret %s %.3f%%, %s %.3f%%; mean of per-pair cuts "
                "%.1f%% (%zu pairs with %s regret > 0); worst pair %s-%s %+.3f points "
-               "(%s %s eta %g); stops per job %s %.3f, %s %.3f; stuck jobs %s %zu, %s %zu\n",
+               "(%s %s eta %g); stops per job %s %.3f, %s %.3f; stuck jobs %s %zu, %s %zu; "
+               "Concurrent trials per job %s %.2f, %s %.2f\n",
             n, names[0], t.regret_pct[0], names[1], t.regret_pct[1], t.mean_cut_pct, t.n_cut,
             names[0], names[1], names[0], t.worst, pairs[t.worst_pair].w->preset.name,
             pairs[t.worst_pair].w->gpu, pairs[t.worst_pair].eta, names[0],
             t.stopped_per_job[0], names[1], t.stopped_per_job[1], names[0], t.stuck[0],
-            names[1], t.stuck[1]);
+            names[1], t.stuck[1], names[0], t.concurrent_per_job[0], names[1],
+            t.concurrent_per_job[1]);
 }

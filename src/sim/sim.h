@@ -77,6 +77,15 @@ int sim_power_trace_parse(const char *name, const char *buf, size_t len,
 int sim_train_trace_parse(const char *name, const char *buf, size_t len,
                           sim_train_trace *out, zbso_err *err);
 
+/* Reads an arrivals file (--arrivals FILE): one submit time per line, seconds from the
+ * job's start, >= 0 and non-decreasing, at most SIM_MAX_RECURRENCES; a first line that is
+ * one name is a header; CRLF is accepted. On success *times (malloc'd, the caller frees)
+ * holds *n >= 1 of them. ZBSO_EINVAL with "NAME:LINE: ..." naming the value, ZBSO_EIO,
+ * ZBSO_ENOMEM. */
+int sim_arrivals_load(const char *path, double **times, size_t *n, zbso_err *err);
+int sim_arrivals_parse(const char *name, const char *buf, size_t len, double **times,
+                       size_t *n, zbso_err *err);
+
 void sim_power_trace_free(sim_power_trace *t);  /* NULL or empty: no-op */
 void sim_train_trace_free(sim_train_trace *t);
 
@@ -195,6 +204,16 @@ void sim_expect_fixed(const sim_workload *w, const sim_bs *b, size_t pl, double 
 
 /* ---- simulation (recurrence.c) and sweep (sweep.c) ---- */
 
+/* Submit times of overlapping recurrences (--arrivals): recurrence k is submitted at
+ * times[k] seconds after the job's start (n_times of them, ascending; the recurrences are
+ * then min(n_times, recurrences)), or with Poisson arrivals at exponential gaps of mean
+ * mean_gap_s from a stream of the seed's own. Both zero: one recurrence after another. */
+typedef struct sim_arrivals {
+    const double *times;
+    size_t n_times;
+    double mean_gap_s;
+} sim_arrivals;
+
 typedef struct sim_options {
     double eta;
     bool has_beta;        /* false: no early stopping (--beta none) */
@@ -209,6 +228,7 @@ typedef struct sim_options {
      * optimizer that finds no batch size converged ends the simulation with
      * sim_result.stuck set instead of failing it (--compare counts stuck jobs). */
     bool keep_stuck;
+    sim_arrivals arrivals;
 } sim_options;
 
 /* One simulated run as runs.csv records it. */
@@ -232,6 +252,7 @@ typedef struct sim_result {
     int64_t n_stopped;     /* runs that ran and did not converge (early-stopped or failed) */
     bool stuck;            /* keep_stuck: recurrence stuck_at failed RECUR_MAX_TRIES tries */
     int64_t stuck_at;
+    int64_t n_concurrent;  /* Concurrent trials the optimizer dispatched (--arrivals) */
 } sim_result;
 
 /* The number of recurrences o gives for w. */
@@ -282,6 +303,7 @@ typedef struct sim_cmp_policy {
                               * it stuck in and every one after */
     double stopped_per_job;  /* mean of sim_result.n_stopped */
     size_t stuck;            /* jobs stuck (sim_result.stuck) */
+    double concurrent_per_job; /* mean of sim_result.n_concurrent */
 } sim_cmp_policy;
 
 /* One (workload, GPU, eta) pair: p[0] the first policy of --compare, p[1] the second. */
@@ -298,7 +320,7 @@ typedef struct sim_cmp_pair {
  * 1 - p[1]/p[0] of regret (over the n_cut pairs whose p[0] regret is positive); the pair
  * where p[1] is the most points above p[0]. */
 typedef struct sim_cmp_total {
-    double regret_pct[2], stopped_per_job[2];
+    double regret_pct[2], stopped_per_job[2], concurrent_per_job[2];
     size_t stuck[2];
     double mean_cut_pct;
     size_t n_cut;

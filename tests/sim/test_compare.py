@@ -22,7 +22,7 @@ BASE = ["simulate", "--compare", "zeus,smart", "--gpu", "v100,a40", "--eta", "0.
 OVERALL = re.compile(
     r"overall \((\d+) pairs\): mean regret zeus (-?[\d.]+)%, smart (-?[\d.]+)%; mean of "
     r"per-pair cuts (-?[\d.]+)% .* stops per job zeus ([\d.]+), smart ([\d.]+); stuck jobs "
-    r"zeus (\d+), smart (\d+)")
+    r"zeus (\d+), smart (\d+); Concurrent trials per job zeus ([\d.]+), smart ([\d.]+)")
 
 
 def run(args, check=True):
@@ -39,7 +39,8 @@ def overall(stdout):
     g = m.groups()
     return {"pairs": int(g[0]), "zeus": float(g[1]), "smart": float(g[2]), "cut": float(g[3]),
             "stops_zeus": float(g[4]), "stops_smart": float(g[5]), "stuck_zeus": int(g[6]),
-            "stuck_smart": int(g[7])}
+            "stuck_smart": int(g[7]), "concurrent_zeus": float(g[8]),
+            "concurrent_smart": float(g[9])}
 
 
 def oracle_cost(workload, gpu, eta):
@@ -94,6 +95,41 @@ class CompareTest(unittest.TestCase):
         self.assertLess(o["smart"], o["zeus"])
         self.assertEqual(o["stuck_smart"], 0)
 
+    def test_arrivals_poisson(self):
+        """Overlapping recurrences reach the optimizer as Concurrent trials; smart keeps
+        its lead and no job sticks."""
+        plain = overall(run(BASE).stdout)
+        self.assertEqual(plain["concurrent_zeus"], 0)
+        o = overall(run(BASE + ["--arrivals", "poisson:600"]).stdout)
+        self.assertGreater(o["concurrent_zeus"], 0)
+        self.assertGreater(o["concurrent_smart"], 0)
+        self.assertLess(o["smart"], o["zeus"])
+        self.assertEqual(o["stuck_smart"], 0)
+
+    def test_arrivals_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(f"{d}/arr.csv", "w") as f:
+                f.write("submit_time_s\r\n0\r\n100\r\n100.5\r\n20000\r\n")
+            run(["simulate", "--workload", "squad", "--seeds", "1..2", "--policy", "smart",
+                 "--arrivals", f"{d}/arr.csv", "--out", f"{d}/out"])
+            with open(f"{d}/out/runs.csv") as f:
+                rows = list(csv.DictReader(f))
+            self.assertEqual({int(r["recurrence"]) for r in rows}, {1, 2, 3, 4})
+            # Recurrences 2 and 3 arrive while 1 runs: they finish first.
+            self.assertEqual(int(rows[0]["recurrence"]), 2)
+            for body, word in [("0\n5\n3\n", ":3: submit time '3'"),
+                               ("x\n0\n-1\n", ":3: submit time '-1'"),
+                               ("0\nnan\n", ":2: submit time 'nan'"),
+                               ("t\n", "no submit times"),
+                               ("0\n\n4\n", ":2: submit time ''")]:
+                with open(f"{d}/bad.csv", "w") as f:
+                    f.write(body)
+                p = run(["simulate", "--workload", "squad", "--arrivals", f"{d}/bad.csv"],
+                        check=False)
+                self.assertEqual(p.returncode, 1, body)
+                self.assertIn(word, p.stderr, body)
+                self.assertEqual(p.stdout, "", body)
+
     def test_regret_recomputed(self):
         """The table's smart regret of squad on v100 at eta 0.5 equals the one computed
         here from the same seeds' runs.csv and this file's oracle."""
@@ -135,6 +171,8 @@ class CompareTest(unittest.TestCase):
             (["--warm-start-from", "a40"], "--policy smart"),
             (["--policy", "smart", "--warm-start-from", "../etc"], "'../etc'"),
             (["--compare", "zeus,smart", "--warm-start-from", "other"], "list of GPUs"),
+            (["--arrivals", "poisson:0"], "'poisson:0'"),
+            (["--arrivals", "poisson:"], "'poisson:'"),
         ]:
             p = run(["simulate", "--workload", "squad"] + args, check=False)
             self.assertEqual(p.returncode, 2, (args, p.stderr))
