@@ -340,15 +340,14 @@ int opt_smart_next(const zbso_job *job, const zbso_trial *t, size_t n,
 
     if (walk_dir(c, center, -1, out))
         goto out;
-    int b = best_arm(c, false);
-    bool skip_up = b >= 0 && b < center && walk_ok(c, center) &&
-                   cost_of(c, c->first[b]) < OPT_SMART_SKIP * cost_of(c, c->first[center]);
-    if (!skip_up && walk_dir(c, center, +1, out))
+    /* The way up is walked even when the way down found a much cheaper size: a cost curve
+     * with two valleys (a synthetic GPU did have one) would hide the far one. */
+    if (walk_dir(c, center, +1, out))
         goto out;
 
     /* Confirm: one more run of every size within gamma x the best (by its cost or by the
      * damped estimate with both neighbours); one that does not converge is dropped. */
-    b = best_arm(c, true);
+    int b = best_arm(c, true);
     if (b < 0) {
         rc = err_set(err, ZBSO_ENOCONV,
                      "No batch size of job %s converged in the smart policy's walk. "

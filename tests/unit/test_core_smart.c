@@ -97,7 +97,6 @@ static void test_walk_confirm_drop(void **unused)
     explore(t, &n, 16, true, 9, 10);                  /* 1350: the best */
     expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_WALK, 8);
     explore(t, &n, 8, true, 13, 10);                  /* 1950 > 1.2 x 1350: down ends */
-    /* 1350 is not below 0.9 x 1500: the way up is walked too. */
     expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_WALK, 64);
     explore(t, &n, 64, true, 20, 10);                 /* 3000: up ends before 128 */
     expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_CONFIRM, 16);
@@ -133,8 +132,8 @@ static void test_walk_damped(void **unused)
     expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_WALK, 128);
 }
 
-/* A size that does not converge ends its direction; when the best below the default is
- * clearly cheaper (< 0.9 x), the way up is skipped. */
+/* A size that does not converge ends its direction; the way up is walked even when the
+ * way down found a much cheaper size (a second valley may lie up there). */
 static void test_walk_stops(void **unused)
 {
     zbso_job job = make_job(32);
@@ -147,8 +146,12 @@ static void test_walk_stops(void **unused)
     explore(t, &n, 32, true, 10, 10);                 /* 1500 */
     explore(t, &n, 16, true, 8, 10);                  /* 1200 < 0.9 x 1500 */
     explore(t, &n, 8, true, 12, 10);                  /* 1800 > 1.2 x 1200 */
-    /* No walk up; confirmation: 16 only (32's 1500 and its damped 1500 are > 1440). */
-    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_CONFIRM, 16);
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_WALK, 64);
+    explore(t, &n, 64, true, 5, 10);                  /* 750: the second valley */
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_WALK, 128);
+    explore(t, &n, 128, true, 10, 10);                /* 1500 > 1.2 x 750 */
+    /* Confirmation: 64 only (16's 1200 and its damped 1200 are > 900). */
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_CONFIRM, 64);
 }
 
 /* Nothing converged in the walk: ZBSO_ENOCONV naming the job. */
