@@ -340,9 +340,13 @@ int opt_smart_next(const zbso_job *job, const zbso_trial *t, size_t n,
 
     if (walk_dir(c, center, -1, out))
         goto out;
-    /* The way up is walked even when the way down found a much cheaper size: a cost curve
-     * with two valleys (a synthetic GPU did have one) would hide the far one. */
-    if (walk_dir(c, center, +1, out))
+    /* The way up is skipped only when the way down found a size at less than half the
+     * start's cost: a cost curve may have two valleys (a synthetic GPU had one), and a
+     * tighter rule hid the far one. */
+    int bd = best_arm(c, false);
+    bool skip_up = bd >= 0 && bd < center && walk_ok(c, center) &&
+                   cost_of(c, c->first[bd]) < OPT_SMART_SKIP * cost_of(c, c->first[center]);
+    if (!skip_up && walk_dir(c, center, +1, out))
         goto out;
 
     /* Confirm: one more run of every size within gamma x the best (by its cost or by the

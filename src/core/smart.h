@@ -16,6 +16,7 @@
 
 /* The policy's constants (SPEC "The smart policy" says why each). */
 #define OPT_SMART_DELTA 1.2   /* a walk direction ends past delta x the best cost */
+#define OPT_SMART_SKIP 0.5    /* no walk up when the way down found < skip x the start */
 #define OPT_SMART_GAMMA 1.2   /* sizes within gamma x the best get a confirmation run */
 #define OPT_SMART_JUMP 0.97   /* warm start: jump when predicted < jump x the default */
 

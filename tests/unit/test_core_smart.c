@@ -133,7 +133,8 @@ static void test_walk_damped(void **unused)
 }
 
 /* A size that does not converge ends its direction; the way up is walked even when the
- * way down found a much cheaper size (a second valley may lie up there). */
+ * way down found a cheaper size (a second valley may lie up there), unless that size costs
+ * less than half the default. */
 static void test_walk_stops(void **unused)
 {
     zbso_job job = make_job(32);
@@ -152,6 +153,11 @@ static void test_walk_stops(void **unused)
     explore(t, &n, 128, true, 10, 10);                /* 1500 > 1.2 x 750 */
     /* Confirmation: 64 only (16's 1200 and its damped 1200 are > 900). */
     expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_CONFIRM, 64);
+    n = 0;
+    explore(t, &n, 32, true, 10, 10);                 /* 1500 */
+    explore(t, &n, 16, true, 4.9, 10);                /* 735 < 0.5 x 1500 */
+    explore(t, &n, 8, true, 12, 10);                  /* past the valley */
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_CONFIRM, 16);
 }
 
 /* Nothing converged in the walk: ZBSO_ENOCONV naming the job. */
