@@ -18,12 +18,19 @@ typedef struct smart_ctx {
     bool dropped[ZBSO_MAX_BATCH_SIZES];  /* its confirmation run did not converge */
 } smart_ctx;
 
+/* The index of bs among the job's sizes (ascending, as validated), or -1. */
 static int index_of(const smart_ctx *c, int64_t bs)
 {
-    for (size_t i = 0; i < c->nb; i++)
-        if (c->job->spec.batch_sizes[i] == bs)
-            return (int)i;
-    return -1;
+    size_t lo = 0, hi = c->nb;
+    const int64_t *b = c->job->spec.batch_sizes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b[mid] < bs)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->nb && b[lo] == bs ? (int)lo : -1;
 }
 
 static bool done(const zbso_trial *t)
@@ -196,41 +203,53 @@ double opt_smart_reward(const zbso_job *job, const zbso_trial *t)
     return -(cost + (job->has_min_cost ? job->min_cost : cost));
 }
 
-/* Fits the arm of size bs from the job's Succeeded trials of it (any type) in trial order,
- * the newest window_size when that is set, rewards by opt_smart_reward (unaccepted costs
- * left out). rewards is scratch space for n doubles. */
-static void fit(const smart_ctx *c, const zbso_trial *t, size_t n, int64_t bs, double *rewards,
-                zbso_arm *arm)
-{
-    const zbso_job_spec *spec = &c->job->spec;
-    size_t k = 0;
-    for (size_t j = 0; j < n; j++) {
-        if (t[j].batch_size != bs || t[j].status != ZBSO_TRIAL_SUCCEEDED ||
-            !opt_cost_accepted(opt_trial_cost(spec, &t[j])))
-            continue;
-        rewards[k++] = opt_smart_reward(c->job, &t[j]);
-    }
-    size_t from = 0;
-    if (spec->window_size > 0 && k > (size_t)spec->window_size)
-        from = k - (size_t)spec->window_size;
-    opt_arm_fit(bs, spec->mab_prior_mean, spec->mab_prior_precision, rewards + from, k - from,
-                arm);
-}
-
 /* Exploit: Gaussian Thompson sampling over the survivors, one sample per arm in ascending
- * order (the generator's draws as Zeus's), the largest wins (the first on ties). */
+ * order (the generator's draws as Zeus's), the largest wins (the first on ties). An arm is
+ * fitted from the job's Succeeded trials of its size (any type) in trial order, the newest
+ * window_size when that is set, rewards by opt_smart_reward (unaccepted costs left out):
+ * two passes over the trials, whatever the number of arms. */
 static int exploit(smart_ctx *c, const zbso_trial *t, size_t n, const bool *survivor,
                    zbso_rng *rng, opt_smart_decision *out, zbso_err *err)
 {
+    const zbso_job_spec *spec = &c->job->spec;
+    size_t start[ZBSO_MAX_BATCH_SIZES + 1] = {0}, fill[ZBSO_MAX_BATCH_SIZES];
     double *rewards = malloc((n > 0 ? n : 1) * sizeof *rewards);
-    if (rewards == NULL)
+    int *arm_of = malloc((n > 0 ? n : 1) * sizeof *arm_of);
+    if (rewards == NULL || arm_of == NULL) {
+        free(rewards);
+        free(arm_of);
         return err_set(err, ZBSO_ENOMEM, "out of memory fitting the arms of job %s",
-                       c->job->spec.job_id);
+                       spec->job_id);
+    }
+    for (size_t j = 0; j < n; j++) {
+        int i = t[j].status == ZBSO_TRIAL_SUCCEEDED ? index_of(c, t[j].batch_size) : -1;
+        if (i >= 0 && (!survivor[i] || !opt_cost_accepted(opt_trial_cost(spec, &t[j]))))
+            i = -1;
+        arm_of[j] = i;
+        if (i >= 0)
+            start[i + 1]++;
+    }
+    for (size_t i = 0; i < c->nb; i++) {
+        start[i + 1] += start[i];
+        fill[i] = start[i];
+    }
+    for (size_t j = 0; j < n; j++)
+        if (arm_of[j] >= 0)
+            rewards[fill[arm_of[j]]++] = opt_smart_reward(c->job, &t[j]);
     out->n_arms = 0;
-    for (size_t i = 0; i < c->nb; i++)
-        if (survivor[i])
-            fit(c, t, n, c->job->spec.batch_sizes[i], rewards, &out->arms[out->n_arms++]);
+    for (size_t i = 0; i < c->nb; i++) {
+        if (!survivor[i])
+            continue;
+        size_t from = start[i], k = start[i + 1] - start[i];
+        if (spec->window_size > 0 && k > (size_t)spec->window_size) {
+            from += k - (size_t)spec->window_size;
+            k = (size_t)spec->window_size;
+        }
+        opt_arm_fit(spec->batch_sizes[i], spec->mab_prior_mean, spec->mab_prior_precision,
+                    rewards + from, k, &out->arms[out->n_arms++]);
+    }
     free(rewards);
+    free(arm_of);
     size_t best = 0;
     double best_sample = 0;
     for (size_t i = 0; i < out->n_arms; i++) {
