@@ -25,15 +25,19 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    int64_t nb = argc > 1 ? atoll(argv[1]) : 16;
+    char *end = NULL;
+    long long nb = argc > 1 ? strtoll(argv[1], &end, 10) : 16;
+    if (argc > 1 && (*end != '\0' || nb < 2 || nb > ZBSO_MAX_BATCH_SIZES)) {
+        fprintf(stderr, "usage: zbso-smart-bench [BATCH_SIZES (2..%d)]\n",
+                ZBSO_MAX_BATCH_SIZES);
+        return 2;
+    }
     static const size_t sizes[] = {100, 1000, 10000, 100000, 1000000};
     zbso_job job;
     memset(&job, 0, sizeof job);
     spec_defaults(&job.spec);
     snprintf(job.spec.job_id, sizeof job.spec.job_id, "bench");
-    if (nb < 2 || nb > ZBSO_MAX_BATCH_SIZES)
-        nb = 16;
-    for (int64_t i = 0; i < nb; i++)
+    for (long long i = 0; i < nb; i++)
         job.spec.batch_sizes[i] = 8 * (i + 1);
     job.spec.n_batch_sizes = (size_t)nb;
     job.spec.default_batch_size = job.spec.batch_sizes[nb / 2];
