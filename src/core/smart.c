@@ -18,19 +18,25 @@ typedef struct smart_ctx {
     bool dropped[ZBSO_MAX_BATCH_SIZES];  /* its confirmation run did not converge */
 } smart_ctx;
 
-/* The index of bs among the job's sizes (ascending, as validated), or -1. */
-static int index_of(const smart_ctx *c, int64_t bs)
+/* The index of bs among spec's sizes (ascending, as validated), or -1. */
+static int spec_index(const zbso_job_spec *spec, int64_t bs)
 {
-    size_t lo = 0, hi = c->nb;
-    const int64_t *b = c->job->spec.batch_sizes;
+    size_t nb = spec->n_batch_sizes < ZBSO_MAX_BATCH_SIZES ? spec->n_batch_sizes
+                                                           : ZBSO_MAX_BATCH_SIZES;
+    size_t lo = 0, hi = nb;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (b[mid] < bs)
+        if (spec->batch_sizes[mid] < bs)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < c->nb && b[lo] == bs ? (int)lo : -1;
+    return lo < nb && spec->batch_sizes[lo] == bs ? (int)lo : -1;
+}
+
+static int index_of(const smart_ctx *c, int64_t bs)
+{
+    return spec_index(&c->job->spec, bs);
 }
 
 static bool done(const zbso_trial *t)
@@ -275,16 +281,14 @@ void opt_smart_prior_add(const zbso_job_spec *spec, const zbso_trial *t, size_t 
         double cost = opt_trial_cost(spec, &t[j]);
         if (!opt_cost_accepted(cost) || cost == 0)
             continue;
-        for (size_t i = 0; i < spec->n_batch_sizes && i < ZBSO_MAX_BATCH_SIZES; i++) {
-            if (spec->batch_sizes[i] != t[j].batch_size)
-                continue;
-            prior->epoch_cost_sum[i] += cost / (double)t[j].epochs;
-            prior->n_runs[i]++;
-            if (t[j].converged) {
-                prior->epochs_sum[i] += (double)t[j].epochs;
-                prior->n_converged[i]++;
-            }
-            break;
+        int i = spec_index(spec, t[j].batch_size);
+        if (i < 0)
+            continue;
+        prior->epoch_cost_sum[i] += cost / (double)t[j].epochs;
+        prior->n_runs[i]++;
+        if (t[j].converged) {
+            prior->epochs_sum[i] += (double)t[j].epochs;
+            prior->n_converged[i]++;
         }
     }
 }
@@ -421,12 +425,11 @@ void opt_smart_min_cost(const zbso_job_spec *spec, const zbso_trial *t, size_t n
         double cost = opt_trial_cost(spec, &t[j]);
         if (!opt_cost_accepted(cost))
             continue;
-        for (size_t i = 0; i < nb; i++)
-            if (spec->batch_sizes[i] == t[j].batch_size) {
-                sum[i] += cost;
-                cnt[i]++;
-                break;
-            }
+        int i = spec_index(spec, t[j].batch_size);
+        if (i >= 0) {
+            sum[i] += cost;
+            cnt[i]++;
+        }
     }
     for (size_t i = 0; i < nb; i++) {
         if (cnt[i] == 0)
