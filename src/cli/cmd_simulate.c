@@ -46,7 +46,8 @@ static const char simulate_usage[] =
     "  --noise SIGMA     multiply each run's time and energy by a lognormal factor of\n"
     "                    mean 1 and log-sd SIGMA (seeded; default 0: the trace's figures)\n"
     "  --warm-start-from GPU  smart jobs start warm from a Zeus-policy job of the same\n"
-    "                    workload on GPU's trace (other: the next GPU of --gpu's list)\n"
+    "                    workload on DATA/traces/summary_power_GPU.csv (other: the next\n"
+    "                    GPU of --gpu's list)\n"
     "  --arrivals A      submit recurrences while earlier ones still run (synthetic):\n"
     "                    poisson:MEAN_GAP_S (exponential gaps, seeded), or FILE (one\n"
     "                    submit time in seconds per line); default: one after another\n"
@@ -444,22 +445,23 @@ static void gpu_set_free(gpu_set *g)
     sim_power_trace_free(&g->power);
 }
 
-/* Loads gpu's power trace (--power-trace, else DATA/traces/summary_power_GPU.csv) and builds
+/* Loads gpu's power trace (power_trace, else DATA/traces/summary_power_GPU.csv) and builds
  * the chosen workloads from it and train. With more than one chosen, workloads the trace
  * lacks are skipped (named on stderr); a single one must exist. Returns 0 or a negative
  * code with err set; *g is freed by gpu_set_free either way. */
-static int gpu_set_load(const sim_args *a, const char *gpu, const sim_preset *const *chosen,
-                        size_t n_chosen, const sim_train_trace *train, const char *train_path,
-                        gpu_set *g, zbso_err *err)
+static int gpu_set_load(const sim_args *a, const char *gpu, const char *power_trace,
+                        const sim_preset *const *chosen, size_t n_chosen,
+                        const sim_train_trace *train, const char *train_path, gpu_set *g,
+                        zbso_err *err)
 {
     int rc;
     memset(g, 0, sizeof *g);
-    if (a->power_trace != NULL)
-        snprintf(g->power_path, sizeof g->power_path, "%s", a->power_trace);
+    if (power_trace != NULL)
+        snprintf(g->power_path, sizeof g->power_path, "%s", power_trace);
     else
         snprintf(g->power_path, sizeof g->power_path, "%s/traces/summary_power_%s.csv",
                  a->data_dir, gpu);
-    if (a->power_trace == NULL && access(g->power_path, F_OK) != 0)
+    if (power_trace == NULL && access(g->power_path, F_OK) != 0)
         return err_set(err, ZBSO_EINVAL, "no power trace for GPU '%s' (%s does not exist); "
                        "give one with --power-trace FILE", gpu, g->power_path);
     if ((rc = sim_power_trace_load(g->power_path, &g->power, err)) < 0)
@@ -541,10 +543,10 @@ static int run_compare(sim_args *a, const sim_preset *const *chosen, size_t n_ch
         gpu_set *g = &sets[gi];
         const char *wg = warm_gpu(a, gi);
         gpu_set_free(&src);
-        if ((rc = gpu_set_load(a, a->gpus[gi], chosen, n_chosen, train, train_path, g,
-                               err)) < 0 ||
-            (wg != NULL &&
-             (rc = gpu_set_load(a, wg, chosen, n_chosen, train, train_path, &src, err)) < 0))
+        if ((rc = gpu_set_load(a, a->gpus[gi], a->power_trace, chosen, n_chosen, train,
+                               train_path, g, err)) < 0 ||
+            (wg != NULL && (rc = gpu_set_load(a, wg, NULL, chosen, n_chosen, train,
+                                              train_path, &src, err)) < 0))
             goto out;
         for (size_t ei = 0; ei < a->n_etas; ei++, n_pairs += g->n_ws) {
             for (int k = 0; k < 2; k++) {
@@ -631,13 +633,17 @@ int cli_simulate(int argc, char **argv)
     /* Refuse an unusable --out before spending any time. */
     if (a.out != NULL && (rc = sim_check_out_dir(a.out, &err)) < 0)
         goto fail;
-    if (a.power_trace == NULL) {
+    /* Every GPU named (--gpu's list, --warm-start-from's) must have a trace. */
+    for (size_t i = a.power_trace != NULL ? a.n_gpus : 0; i <= a.n_gpus; i++) {
+        const char *gpu = i < a.n_gpus ? a.gpus[i] : warm_gpu(&a, 0);
         char power_path[4096];
+        if (gpu == NULL)
+            break;
         snprintf(power_path, sizeof power_path, "%s/traces/summary_power_%s.csv", a.data_dir,
-                 a.gpus[0]);
+                 gpu);
         if (access(power_path, F_OK) != 0) {
             rc = err_set(&err, ZBSO_EINVAL, "no power trace for GPU '%s' (%s does not exist); "
-                         "give one with --power-trace FILE", a.gpus[0], power_path);
+                         "give one with --power-trace FILE", gpu, power_path);
             goto fail;
         }
     }
@@ -653,12 +659,12 @@ int cli_simulate(int argc, char **argv)
         status = CLI_EXIT_OK;
         goto out;
     }
-    if ((rc = gpu_set_load(&a, a.gpus[0], chosen, n_chosen, &train, train_path, &g,
-                           &err)) < 0)
+    if ((rc = gpu_set_load(&a, a.gpus[0], a.power_trace, chosen, n_chosen, &train,
+                           train_path, &g, &err)) < 0)
         goto fail;
     if (a.warm_from != NULL &&
-        ((rc = gpu_set_load(&a, a.warm_from, chosen, n_chosen, &train, train_path, &src,
-                            &err)) < 0 ||
+        ((rc = gpu_set_load(&a, a.warm_from, NULL, chosen, n_chosen, &train, train_path,
+                            &src, &err)) < 0 ||
          (rc = link_warm(&g, &src, &err)) < 0))
         goto fail;
     n_ws = g.n_ws;

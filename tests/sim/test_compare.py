@@ -130,6 +130,23 @@ class CompareTest(unittest.TestCase):
                 self.assertIn(word, p.stderr, body)
                 self.assertEqual(p.stdout, "", body)
 
+    def test_warm_start_with_power_trace(self):
+        """--power-trace names the simulated GPU's trace only: the warm start's source is
+        still read from the data directory."""
+        args = ["--compare", "zeus,smart", "--workload", "movielens-1m", "--eta", "0.5",
+                "--seeds", "1..4", "--warm-start-from", "a40"]
+        shipped = run(["simulate", "--gpu", "v100"] + args).stdout
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(TRACES, "summary_power_v100.csv"), "rb") as f, \
+                    open(f"{d}/mine.csv", "wb") as g:
+                g.write(f.read())
+            mine = run(["simulate", "--gpu", "mine", "--power-trace", f"{d}/mine.csv"] +
+                       args).stdout
+        self.assertEqual(overall(shipped), overall(mine))
+        p = run(["simulate", "--gpu", "v100"] + args[:-1] + ["nosuch"], check=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("no power trace for GPU 'nosuch'", p.stderr)
+
     def test_regret_recomputed(self):
         """The table's smart regret of squad on v100 at eta 0.5 equals the one computed
         here from the same seeds' runs.csv and this file's oracle."""
