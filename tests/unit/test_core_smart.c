@@ -266,6 +266,9 @@ static void test_warm_start(void **unused)
     d = decide(&job, t, n, &prior);
     assert_int_equal(d->center, 128);
     assert_int_equal(d->batch_size, 64);
+    d = decide(&job, t, n, NULL);                     /* the jump is taken: no prior needed */
+    assert_false(d->wants_prior);
+    assert_int_equal(d->batch_size, 64);
     /* Without warm start the same trials are a plain walk from the default. */
     job.spec.warm_start = false;
     d = decide(&job, t, n, NULL);
