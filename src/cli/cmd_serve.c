@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/config.h"
+#include "core/spec.h"
 #include "http/http.h"
 #include "service/service.h"
 #include "store/store.h"
@@ -45,6 +46,9 @@ static const char serve_usage[] =
     "  --migrate          upgrade an older database schema instead of refusing it\n"
     "  --metrics-per-job  add series per job (labelled job_id) to GET /metrics\n"
     "                     (ZEUS_BSO_METRICS_PER_JOB)\n"
+    "  --policy zeus|smart\n"
+    "                     batch size policy of jobs whose spec names none (ZBSO_POLICY,\n"
+    "                     default zeus); a job's own \"policy\" wins\n"
     "\n"
     "Also read: ZEUS_BSO_DB_USER, ZEUS_BSO_DB_PASSWORD, ZEUS_BSO_API_TOKEN, and a .env file\n"
     "in the working directory or a parent. Flags win over the environment, which wins over\n"
@@ -52,7 +56,7 @@ static const char serve_usage[] =
 
 enum { OPT_HOST = CLI_OPT_OWN, OPT_PORT, OPT_LOG_LEVEL, OPT_TRIAL_TIMEOUT, OPT_ECHO_SQL,
        OPT_MIGRATE, OPT_LOG_FILE, OPT_IDLE_TIMEOUT, OPT_HEADER_TIMEOUT, OPT_DRAIN_TIMEOUT,
-       OPT_MAX_PER_IP, OPT_METRICS_PER_JOB };
+       OPT_MAX_PER_IP, OPT_METRICS_PER_JOB, OPT_POLICY };
 
 static const struct option serve_options[] = {
     {"host", required_argument, NULL, OPT_HOST},
@@ -68,6 +72,7 @@ static const struct option serve_options[] = {
     {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
     {"max-connections-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
     {"metrics-per-job", no_argument, NULL, OPT_METRICS_PER_JOB},
+    {"policy", required_argument, NULL, OPT_POLICY},
     {"help", no_argument, NULL, CLI_OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -111,6 +116,8 @@ static int apply_flag(int opt, const char *arg, cli_config *cfg, void *ctx, zbso
     case OPT_METRICS_PER_JOB:
         cfg->metrics_per_job = true;
         return 0;
+    case OPT_POLICY:
+        return config_parse_policy("--policy", arg, &cfg->policy, err);
     default: /* OPT_MAX_PER_IP, the only other flag of serve_options */
         return config_parse_count("--max-connections-per-ip", arg, CFG_COUNT_MAX,
                                   &cfg->max_connections_per_ip, err);
@@ -211,6 +218,7 @@ int cli_serve(int argc, char **argv)
     static svc_stats stats;
     svc_env env = svc_env_system(cfg.trial_timeout_s);
     env.stats = &stats;
+    env.default_policy = cfg.policy;
     http_config hcfg = {
         .host = cfg.host,
         .port = cfg.port,
@@ -233,9 +241,9 @@ int cli_serve(int argc, char **argv)
     fflush(stdout);
     char shown_url[CFG_URL_MAX + 8];
     config_redact_url(cfg.database_url, shown_url, sizeof shown_url);
-    log_info("serving %s%s%s on http://%s:%d (trial timeout %.0f s%s)", shown_url,
-             cfg.dotenv_path[0] ? ", config from " : "", cfg.dotenv_path, host,
-             http_server_port(srv), cfg.trial_timeout_s,
+    log_info("serving %s%s%s on http://%s:%d (trial timeout %.0f s, default policy %s%s)",
+             shown_url, cfg.dotenv_path[0] ? ", config from " : "", cfg.dotenv_path, host,
+             http_server_port(srv), cfg.trial_timeout_s, spec_policy_name(cfg.policy),
              hcfg.api_token ? ", bearer token required" : "");
     if (hcfg.read_token || hcfg.client_token)
         log_info("scoped tokens: %s%s%s", hcfg.read_token ? "read (ZBSO_READ_TOKEN)" : "",

@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/spec.h"
 #include "store/pgurl.h"
 #include "util/dotenv.h"
 #include "util/log.h"
@@ -103,6 +104,14 @@ int config_parse_bool(const char *what, const char *text, bool *out, zbso_err *e
     return err_set(err, ZBSO_EINVAL, "%s '%s' is not a boolean (true or false)", what, text);
 }
 
+int config_parse_policy(const char *what, const char *text, zbso_policy *out, zbso_err *err)
+{
+    if (spec_policy_parse(text, out) < 0)
+        return err_set(err, ZBSO_EINVAL, "%s '%s' is not a batch size policy (zeus or smart)",
+                       what, text);
+    return 0;
+}
+
 void config_redact_url(const char *url, char *out, size_t cap)
 {
     /* One masking rule for every message: the PostgreSQL backend's, which knows every
@@ -119,7 +128,7 @@ enum cfg_key {
     K_DB_PASSWORD, K_TRIAL_TIMEOUT, K_API_TOKEN, K_IDLE_TIMEOUT, K_HEADER_TIMEOUT,
     K_DRAIN_TIMEOUT, K_MAX_CONNECTIONS_PER_IP, K_LOG_FILE, K_METRICS_PER_JOB,
     K_READ_TOKEN, K_CLIENT_TOKEN, K_API_TOKEN_FILE, K_READ_TOKEN_FILE, K_CLIENT_TOKEN_FILE,
-    K_COUNT
+    K_POLICY, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
@@ -129,7 +138,7 @@ static const char *const key_names[K_COUNT] = {
     "ZEUS_BSO_IDLE_TIMEOUT", "ZEUS_BSO_HEADER_TIMEOUT", "ZEUS_BSO_DRAIN_TIMEOUT",
     "ZEUS_BSO_MAX_CONNECTIONS_PER_IP", "ZEUS_BSO_LOG_FILE", "ZEUS_BSO_METRICS_PER_JOB",
     "ZBSO_READ_TOKEN", "ZBSO_CLIENT_TOKEN", "ZEUS_BSO_API_TOKEN_FILE", "ZBSO_READ_TOKEN_FILE",
-    "ZBSO_CLIENT_TOKEN_FILE",
+    "ZBSO_CLIENT_TOKEN_FILE", "ZBSO_POLICY",
 };
 
 /* Values of our keys found in a `.env` file (heap copies; the last assignment wins). */
@@ -308,6 +317,8 @@ static int apply(cli_config *cfg, int k, const char *what, const char *v, zbso_e
         return config_copy(what, v, cfg->log_file, sizeof cfg->log_file, err);
     case K_METRICS_PER_JOB:
         return config_parse_bool(what, v, &cfg->metrics_per_job, err);
+    case K_POLICY:
+        return config_parse_policy(what, v, &cfg->policy, err);
     case K_READ_TOKEN:
         return config_copy(what, v, cfg->read_token, sizeof cfg->read_token, err);
     case K_CLIENT_TOKEN:

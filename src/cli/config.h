@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/types.h"
 #include "util/err.h"
 
 #define CFG_URL_MAX 4096         /* bytes of a database URL, without the NUL */
@@ -35,6 +36,7 @@ typedef struct cli_config {
     unsigned max_connections_per_ip; /* connections from one client address; 0 no limit */
     char log_file[CFG_URL_MAX + 1];  /* "" logs to stderr; else appended to, SIGHUP reopens */
     bool metrics_per_job;            /* /metrics has per-job series */
+    zbso_policy policy;              /* new jobs' policy when their spec names none */
     char dotenv_path[CFG_URL_MAX + 1];    /* the `.env` file that was read, or "" */
 } cli_config;
 
@@ -57,6 +59,8 @@ int config_parse_bool(const char *what, const char *text, bool *out, zbso_err *e
 /* A whole number 0..max (decimal digits only). */
 int config_parse_count(const char *what, const char *text, unsigned max, unsigned *out,
                        zbso_err *err);
+/* A batch size policy: exactly "zeus" or "smart" (SPEC §2). */
+int config_parse_policy(const char *what, const char *text, zbso_policy *out, zbso_err *err);
 /* Copies text into dst (capacity cap bytes including the NUL); ZBSO_EINVAL when longer. */
 int config_copy(const char *what, const char *text, char *dst, size_t cap, zbso_err *err);
 

@@ -20,7 +20,7 @@ typedef enum kind {
     K_G,       /* a metric or a precision: %.6g */
     K_TIME,    /* unix seconds as UTC, "2026-11-23T22:30:05Z" */
     K_BOOL,    /* yes / no */
-    K_LIST,    /* an array of integers: "8,16,32" */
+    K_LIST,    /* an array of integers or strings: "8,16,32" */
 } kind;
 
 typedef struct column {
@@ -123,6 +123,8 @@ static void cell(cli_table *t, const json_t *v, kind k)
                     fputc(',', m);
                 if (json_is_integer(x))
                     fprintf(m, "%" PRId64, (int64_t)json_integer_value(x));
+                else if (json_is_string(x))
+                    fputs(json_string_value(x), m);
                 else
                     fputc('?', m);
             }
@@ -244,6 +246,7 @@ static int put_json(FILE *to, const json_t *doc, zbso_err *err)
 static const column list_table_cols[] = {
     {"job id", "job_id", K_STR},
     {"stage", "stage", K_STR},
+    {"policy", "policy", K_STR},
     {"trials", "trials.total", K_INT},
     {"running", "trials.Dispatched", K_INT},
     {"ok", "trials.Succeeded", K_INT},
@@ -287,6 +290,7 @@ static const column list_csv_cols[] = {
     {"", "savings.best_batch_size", K_INT},
     {"", "savings.best_expected_cost", K_F1},
     {"", "savings.regret", K_F1},
+    {"", "policy", K_STR},
 };
 
 /* The array field name of doc, or NULL when there is none (jansson's array functions
@@ -454,6 +458,9 @@ static const kv job_fields[] = {
     {"job id", "job_id", K_STR},
     {"prefix", "job_id_prefix", K_STR},
     {"stage", "stage", K_STR},
+    {"policy", "policy", K_STR},
+    {"warm start", "spec.warm_start", K_BOOL},
+    {"prior jobs", "spec.prior_jobs", K_LIST},
     {"revision", "revision", K_INT},
     {"created (UTC)", "created_at", K_TIME},
     {"updated (UTC)", "updated_at", K_TIME},

@@ -944,6 +944,10 @@
           h('span', {id: 'job-id', text: job.job_id}), ' ', stageBadge(job.stage)),
         facts([
           ['prefix', job.job_id_prefix, 'job_id_prefix'],
+          ['policy', job.spec.warm_start ? `${job.policy}, warm start` +
+            (job.spec.prior_jobs.length ? ` from ${job.spec.prior_jobs.join(', ')}` : '') :
+            job.policy, 'policy', job.policy, 'the batch size policy that decides the ' +
+            'trials: zeus (Zeus\'s pruning and Thompson sampling) or smart (zbso\'s own)'],
           ['trials', `${tr.total} (${tr.Succeeded} succeeded, ${tr.Failed} failed, ` +
             `${tr.Dispatched} running)`, 'trials.total', tr.total],
           ['best batch size', String(job.best_batch_size), 'best_batch_size', job.best_batch_size,

@@ -132,7 +132,7 @@ static void jobs_post(const http_ctx *ctx, struct MHD_Connection *c, const char 
     }
     memcpy(r->job_id, stored.job_id, sizeof r->job_id);
     size_t n = 0;
-    char *text = codec_job_spec_dump(&stored, &n);
+    char *text = codec_created_job_dump(&stored, &n);
     reply_json(r, created ? 201 : 200, text, n);
 }
 

@@ -44,6 +44,7 @@ static void expect(fmt_fn fn, jobs_format f, const char *doc, const char *want)
 
 static const char *const JOBS =
     "{\"jobs\":[{\"job_id\":\"bert-1\",\"job_id_prefix\":\"bert\",\"stage\":\"MAB\","
+    "\"policy\":\"smart\","
     "\"created_at\":1700000000.5,\"updated_at\":1700003600.25,"
     "\"trials\":{\"total\":12,\"Dispatched\":1,\"Succeeded\":10,\"Failed\":1},"
     "\"min_cost\":8260.4500000000007,\"min_cost_batch_size\":32,\"best_batch_size\":32,"
@@ -55,6 +56,7 @@ static const char *const JOBS =
     "\"break_even_recurrence\":17,\"best_batch_size\":32,\"best_expected_cost\":8260.5,"
     "\"regret\":1200.25}},"
     "{\"job_id\":\"new, \\\"odd\\\"\\u0007\",\"job_id_prefix\":\"new\",\"stage\":\"Pruning\","
+    "\"policy\":\"zeus\","
     "\"created_at\":0,\"updated_at\":0,"
     "\"trials\":{\"total\":0,\"Dispatched\":0,\"Succeeded\":0,\"Failed\":0},"
     "\"min_cost\":null,\"min_cost_batch_size\":8,\"best_batch_size\":8,"
@@ -68,11 +70,11 @@ static void test_list_table(void **state)
 {
     (void)state;
     expect(jobs_fmt_list, JOBS_FMT_TABLE, JOBS,
-           "job id          stage    trials  running  ok  failed  best bs  "
+           "job id          stage    policy  trials  running  ok  failed  best bs  "
            "min cost (J)  spent (J)  saved (J)  saved (s)  break-even  updated (UTC)\n"
-           "bert-1          MAB          12        1  10       1       32  "
+           "bert-1          MAB      smart       12        1  10       1       32  "
            "      8260.5   123456.8    -3456.8       12.5          17  2023-11-14T23:13:20Z\n"
-           "new, \"odd\"\\x07  Pruning       0        0   0       0        8  "
+           "new, \"odd\"\\x07  Pruning  zeus         0        0   0       0        8  "
            "           -        0.0          -          -           -  1970-01-01T00:00:00Z\n");
 }
 
@@ -88,11 +90,11 @@ static void test_list_csv(void **state)
            "savings.default_expected.time_s,savings.default_expected.cost,"
            "savings.saved.energy_j,savings.saved.time_s,savings.saved.cost,"
            "savings.break_even_recurrence,savings.best_batch_size,"
-           "savings.best_expected_cost,savings.regret\r\n"
+           "savings.best_expected_cost,savings.regret,policy\r\n"
            "bert-1,bert,MAB,1700000000.5,1700003600.25,12,1,10,1,8260.4500000000007,32,32,10,1,"
            "123456.78,456.05000000000001,99999.5,16,2,15000,50,11000,-3456.75,12.5,-100,17,32,"
-           "8260.5,1200.25\r\n"
-           "\"new, \"\"odd\"\"\a\",new,Pruning,0,0,0,0,0,0,,8,8,0,0,0,0,0,8,0,,,,,,,,,,\r\n");
+           "8260.5,1200.25,smart\r\n"
+           "\"new, \"\"odd\"\"\a\",new,Pruning,0,0,0,0,0,0,,8,8,0,0,0,0,0,8,0,,,,,,,,,,,zeus\r\n");
 }
 
 static void test_list_json_is_the_document(void **state)
@@ -175,7 +177,8 @@ static void test_curve_table_and_csv(void **state)
 }
 
 static const char *const JOB =
-    "{\"job_id\":\"j\",\"job_id_prefix\":\"p\",\"stage\":\"MAB\",\"created_at\":1,"
+    "{\"job_id\":\"j\",\"job_id_prefix\":\"p\",\"stage\":\"MAB\",\"policy\":\"smart\","
+    "\"created_at\":1,"
     "\"updated_at\":2,\"trials\":{\"total\":3,\"Dispatched\":0,\"Succeeded\":3,\"Failed\":0},"
     "\"min_cost\":10.5,\"min_cost_batch_size\":8,\"best_batch_size\":16,"
     "\"savings\":{\"finished_trials\":3,\"failed_trials\":0,"
@@ -184,7 +187,8 @@ static const char *const JOB =
     "\"saved\":{\"energy_j\":0,\"time_s\":0,\"cost\":0},\"break_even_recurrence\":null,"
     "\"best_batch_size\":8,\"best_expected_cost\":10.5,\"regret\":0},"
     "\"revision\":4,\"spec\":{\"job_id\":\"j\",\"batch_sizes\":[8,16],"
-    "\"default_batch_size\":8,\"beta_knob\":null,\"mab_seed\":7},"
+    "\"default_batch_size\":8,\"beta_knob\":null,\"mab_seed\":7,\"policy\":\"smart\","
+    "\"warm_start\":true,\"prior_jobs\":[\"j-h100\",\"j-a40\"]},"
     "\"exploration\":{\"rounds\":[{\"round\":0,\"default_batch_size\":8,\"explored\":[8,16],"
     "\"converged\":[8,16],\"pruned\":[],\"complete\":true}]},"
     "\"arms\":[{\"batch_size\":8,\"mean\":-10.5,\"precision\":null,\"sd\":0,"
@@ -206,6 +210,9 @@ static void test_job_table(void **state)
         "min cost (J)         10.5\n",
         "beta                 -\n",
         "MAB seed             7\n",
+        "policy               smart\n",
+        "warm start           yes\n",
+        "prior jobs           j-h100,j-a40\n",
         "GPU model            -\n",
         "\nsavings\nfinished trials               3\n",
         "default expected cost (J)     10.5\n",
@@ -243,6 +250,8 @@ static void test_job_csv_flattens_every_field(void **state)
         "\r\narms.0.precision,\r\n",
         "\r\narms.1.precision,0.015625\r\n",
         "\r\ncounts.MAB.Succeeded,1\r\n",
+        "\r\npolicy,smart\r\n",
+        "\r\nspec.prior_jobs,\"[\"\"j-h100\"\",\"\"j-a40\"\"]\"\r\n",
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         bool want = i != 4;

@@ -353,6 +353,7 @@ class Seeded(BrowserCase):
         self.assertEqual(p.eval("document.getElementById('job-id').textContent"), job_id)
         head = p.eval(JS_FACTS + "('.job-head')")
         self.assertEqual(dv(head["trials.total"][1]), job["trials"]["total"])
+        self.assertEqual(head["policy"], [job["policy"], job["policy"]])
         self.assertEqual(dv(head["best_batch_size"][1]), job["best_batch_size"])
         self.assertEqual(dv(head["revision"][1]), job["revision"])
         self.assertEqual(dv(head["min_cost"][1]), job["min_cost"])
