@@ -84,6 +84,13 @@ const http_route *http_route_find(const char *method, const char *path, const ch
  * Pure, for the fuzz target fuzz/fuzz_http_request.c. */
 int http_query_job_id(const char *v, size_t len, char *job_id, zbso_err *err);
 
+/* Checks a request target as it came on the request line (percent-escapes not yet
+ * decoded; the path ends at '?'): its decoded path must hold no NUL (%00) and be
+ * well-formed UTF-8, since libmicrohttpd hands the path on as a C string (GET /%00 would
+ * be GET /, DELETE /jobs%00x DELETE /jobs). Returns 0, or ZBSO_EINVAL saying which byte
+ * is wrong (ZBSO_ENOMEM when out of memory). Pure, for fuzz/fuzz_http_request.c. */
+int http_path_check(const char *target, zbso_err *err);
+
 /* Reads an Idempotency-Key header value v (NULL when absent) into key (SVC_KEY_MAX + 1
  * bytes): an RFC 8941 sf-string as IETF draft-ietf-httpapi-idempotency-key-header has it,
  * e.g. "8e03978e-40d5". Returns 0 with the unescaped key ("" when absent), or

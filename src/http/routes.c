@@ -57,6 +57,50 @@ int http_query_job_id(const char *v, size_t len, char *job_id, zbso_err *err)
     return 0;
 }
 
+/* The value of hex digit c, or -1. */
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int http_path_check(const char *target, zbso_err *err)
+{
+    size_t n = strcspn(target, "?");
+    unsigned char *path = calloc(n + 1, 1);
+    size_t len = 0;
+    int rc = 0;
+    if (!path)
+        return err_set(err, ZBSO_ENOMEM, "out of memory reading the request's path");
+    /* Decoded as libmicrohttpd decodes it: %XX with two hex digits, anything else as is. */
+    for (size_t i = 0; i < n; i++) {
+        if (target[i] == '%' && i + 2 < n && hex_value(target[i + 1]) >= 0 &&
+            hex_value(target[i + 2]) >= 0) {
+            path[len++] = (unsigned char)(hex_value(target[i + 1]) * 16 +
+                                          hex_value(target[i + 2]));
+            i += 2;
+        } else {
+            path[len++] = (unsigned char)target[i];
+        }
+    }
+    const unsigned char *nul = memchr(path, '\0', len);
+    size_t bad = utf8_bad_at(path, len);
+    if (nul)
+        rc = err_set(err, ZBSO_EINVAL, "the path holds a NUL character (%%00) at byte %zu "
+                     "of its decoded form; no path or job id can hold NUL",
+                     (size_t)(nul - path));
+    else if (bad < len)
+        rc = err_set(err, ZBSO_EINVAL, "the path is not valid UTF-8: byte 0x%02x at %zu of "
+                     "its decoded form", path[bad], bad);
+    free(path);
+    return rc;
+}
+
 int http_idempotency_key(const char *v, char *key, zbso_err *err)
 {
     size_t n = 0;

@@ -215,8 +215,10 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     *socket_context = NULL;
 }
 
-/* MHD_OPTION_URI_LOG_CALLBACK: called once the request line is parsed, before its query
- * arguments are. Allocates the request's state. libmicrohttpd 0.9.75 stores every query
+/* MHD_OPTION_URI_LOG_CALLBACK: called once the request line is parsed, before its path and
+ * query arguments are decoded. Allocates the request's state. A path that decodes to a
+ * NUL or to bytes that are not UTF-8 is settled as 400 here (http_path_check): decoded, it
+ * would reach the route table cut short at the NUL. libmicrohttpd 0.9.75 stores every query
  * argument in the connection's fixed memory and, when that runs out, drops the connection
  * without an answer; so more than MAX_QUERY_ARGS arguments are cut off here (the query
  * text is ended after its '?', in libmicrohttpd's own buffer, which this callback may
@@ -226,6 +228,16 @@ static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *
     http_server *srv = cls;
     conntrack_line_parsed(srv->ct, conn_entry(c));
     req_state *rs = calloc(1, sizeof *rs);
+    if (rs) {
+        int rc = http_path_check(uri, &rs->reply.err);
+        if (rc == ZBSO_EINVAL) {
+            http_reply_status(&rs->reply, 400);
+            rs->decided = true;
+        } else if (rc < 0) {
+            http_reply_error(&rs->reply, rc);
+            rs->decided = true;
+        }
+    }
     char *q = strchr(uri, '?');
     if (!q || !q[1])
         return rs;
@@ -236,6 +248,7 @@ static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *
         return rs;
     q[1] = '\0';
     if (rs) {
+        err_clear(&rs->reply.err);
         err_set(&rs->reply.err, ZBSO_EINVAL, "the query string has %u arguments; at most %u "
                 "are accepted", args, MAX_QUERY_ARGS);
         http_reply_status(&rs->reply, 414);
