@@ -20,6 +20,7 @@
 static const char serve_usage[] =
     "usage: zbso serve [--host H] [--port P] [--db URL] [--log-level L] [--log-file F]\n"
     "                  [--trial-timeout S] [--idle-timeout S] [--header-timeout S]\n"
+    "                  [--body-timeout S]\n"
     "                  [--drain-timeout S] [--max-connections-per-ip N] [--echo-sql]\n"
     "                  [--migrate] [--metrics-per-job]\n"
     "\n"
@@ -36,6 +37,8 @@ static const char serve_usage[] =
     "                     (ZEUS_BSO_IDLE_TIMEOUT, default 60)\n"
     "  --header-timeout S close connections whose request head is not complete S seconds\n"
     "                     after its first byte, 0 never (ZEUS_BSO_HEADER_TIMEOUT, default 10)\n"
+    "  --body-timeout S   answer 408 and close when a request body is not complete S seconds\n"
+    "                     after its head, 0 never (ZEUS_BSO_BODY_TIMEOUT, default 30)\n"
     "  --drain-timeout S  at SIGTERM/SIGINT, give in-flight requests S seconds to be\n"
     "                     answered (ZEUS_BSO_DRAIN_TIMEOUT, default 10)\n"
     "  --max-connections-per-ip N\n"
@@ -52,7 +55,7 @@ static const char serve_usage[] =
 
 enum { OPT_HOST = CLI_OPT_OWN, OPT_PORT, OPT_LOG_LEVEL, OPT_TRIAL_TIMEOUT, OPT_ECHO_SQL,
        OPT_MIGRATE, OPT_LOG_FILE, OPT_IDLE_TIMEOUT, OPT_HEADER_TIMEOUT, OPT_DRAIN_TIMEOUT,
-       OPT_MAX_PER_IP, OPT_METRICS_PER_JOB };
+       OPT_MAX_PER_IP, OPT_METRICS_PER_JOB, OPT_BODY_TIMEOUT };
 
 static const struct option serve_options[] = {
     {"host", required_argument, NULL, OPT_HOST},
@@ -65,6 +68,7 @@ static const struct option serve_options[] = {
     {"log-file", required_argument, NULL, OPT_LOG_FILE},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
     {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+    {"body-timeout", required_argument, NULL, OPT_BODY_TIMEOUT},
     {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
     {"max-connections-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
     {"metrics-per-job", no_argument, NULL, OPT_METRICS_PER_JOB},
@@ -106,6 +110,8 @@ static int apply_flag(int opt, const char *arg, cli_config *cfg, void *ctx, zbso
                                   &cfg->idle_timeout_s, err);
     case OPT_HEADER_TIMEOUT:
         return config_parse_timeout("--header-timeout", arg, &cfg->header_timeout_s, err);
+    case OPT_BODY_TIMEOUT:
+        return config_parse_timeout("--body-timeout", arg, &cfg->body_timeout_s, err);
     case OPT_DRAIN_TIMEOUT:
         return config_parse_timeout("--drain-timeout", arg, &cfg->drain_timeout_s, err);
     case OPT_METRICS_PER_JOB:
@@ -195,6 +201,7 @@ int cli_serve(int argc, char **argv)
         .per_ip_limit = cfg.max_connections_per_ip,
         .idle_timeout_s = cfg.idle_timeout_s,
         .header_timeout_s = cfg.header_timeout_s,
+        .body_timeout_s = cfg.body_timeout_s,
         .version = ZBSO_VERSION,
         .metrics_per_job = cfg.metrics_per_job,
     };

@@ -28,6 +28,7 @@ void config_defaults(cli_config *cfg)
     cfg->trial_timeout_s = 86400.0;
     cfg->idle_timeout_s = 60;
     cfg->header_timeout_s = 10.0;
+    cfg->body_timeout_s = 30.0;
     cfg->drain_timeout_s = 10.0;
     cfg->max_connections_per_ip = 256;
 }
@@ -117,7 +118,8 @@ void config_redact_url(const char *url, char *out, size_t cap)
 enum cfg_key {
     K_DATABASE_URL, K_SERVER_PORT, K_HOST, K_LOG_LEVEL, K_ECHO_SQL, K_DB_USER,
     K_DB_PASSWORD, K_TRIAL_TIMEOUT, K_API_TOKEN, K_IDLE_TIMEOUT, K_HEADER_TIMEOUT,
-    K_DRAIN_TIMEOUT, K_MAX_CONNECTIONS_PER_IP, K_LOG_FILE, K_METRICS_PER_JOB, K_COUNT
+    K_DRAIN_TIMEOUT, K_MAX_CONNECTIONS_PER_IP, K_LOG_FILE, K_METRICS_PER_JOB,
+    K_BODY_TIMEOUT, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
@@ -126,6 +128,7 @@ static const char *const key_names[K_COUNT] = {
     "ZEUS_BSO_DB_PASSWORD", "ZEUS_BSO_TRIAL_TIMEOUT", "ZEUS_BSO_API_TOKEN",
     "ZEUS_BSO_IDLE_TIMEOUT", "ZEUS_BSO_HEADER_TIMEOUT", "ZEUS_BSO_DRAIN_TIMEOUT",
     "ZEUS_BSO_MAX_CONNECTIONS_PER_IP", "ZEUS_BSO_LOG_FILE", "ZEUS_BSO_METRICS_PER_JOB",
+    "ZEUS_BSO_BODY_TIMEOUT",
 };
 
 /* Values of our keys found in a `.env` file (heap copies; the last assignment wins). */
@@ -270,6 +273,8 @@ static int apply(cli_config *cfg, int k, const char *what, const char *v, zbso_e
         return config_copy(what, v, cfg->log_file, sizeof cfg->log_file, err);
     case K_METRICS_PER_JOB:
         return config_parse_bool(what, v, &cfg->metrics_per_job, err);
+    case K_BODY_TIMEOUT:
+        return config_parse_timeout(what, v, &cfg->body_timeout_s, err);
     default:
         return err_set(err, ZBSO_EINTERNAL, "unknown configuration key %d", k);
     }

@@ -29,6 +29,8 @@ typedef struct cli_config {
     char api_token[CFG_SECRET_MAX + 1];   /* "" means no authentication */
     unsigned idle_timeout_s;         /* idle connections are closed after this; 0 never */
     double header_timeout_s;         /* a request head must arrive within this; 0 no limit */
+    double body_timeout_s;           /* a request body must arrive within this after its
+                                        head; 0 no limit */
     double drain_timeout_s;          /* at SIGTERM, in-flight requests get this long */
     unsigned max_connections_per_ip; /* connections from one client address; 0 no limit */
     char log_file[CFG_URL_MAX + 1];  /* "" logs to stderr; else appended to, SIGHUP reopens */
@@ -38,6 +40,7 @@ typedef struct cli_config {
 
 /* Fills cfg with SPEC §5's defaults: sqlite:///zbso.db, 127.0.0.1:8000, INFO, no echo,
  * trial timeout 86400 s, no token; and zbso's own: idle timeout 60 s, header timeout 10 s,
+ * body timeout 30 s,
  * drain timeout 10 s, 256 connections per client address, log to stderr. */
 void config_defaults(cli_config *cfg);
 
