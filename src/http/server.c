@@ -519,9 +519,17 @@ static enum MHD_Result queue_reply(http_server *srv, struct MHD_Connection *c,
         ((rs->close_after || atomic_load(&srv->draining)) &&
          MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES))
         goto out;
-    for (const char *const *h = r->headers; h && h[0]; h += 2)
+    bool cache_set = false;
+    for (const char *const *h = r->headers; h && h[0]; h += 2) {
+        cache_set |= strcasecmp(h[0], MHD_HTTP_HEADER_CACHE_CONTROL) == 0;
         if (MHD_add_response_header(resp, h[0], h[1]) != MHD_YES)
             goto out;
+    }
+    /* Answers hold job data (or say what is wrong with a request): no cache, shared or
+     * the browser's, may keep them. The dashboard's files set their own. */
+    if (!cache_set &&
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store") != MHD_YES)
+        goto out;
     if (r->job_revision > 0) {
         char v[24];
         snprintf(v, sizeof v, "%lld", (long long)r->job_revision);
