@@ -134,6 +134,13 @@ static void url_host(const char *host, char *out, size_t cap)
         snprintf(out, cap, "%s", host);
 }
 
+/* Whether host is a loopback address, reachable from this machine only. */
+static bool loopback(const char *host)
+{
+    return strncmp(host, "127.", 4) == 0 || strcmp(host, "localhost") == 0 ||
+           strcmp(host, "::1") == 0 || strcmp(host, "[::1]") == 0;
+}
+
 /* Raises the soft limit on open files to the hard one (the soft limit is often 1024 while
  * systemd and most hosts allow far more), so the connection limit derived from it is what
  * the operator allowed. Failure leaves the soft limit as it was and says so. */
@@ -162,6 +169,13 @@ int cli_serve(int argc, char **argv)
     int rc = cli_start("serve", serve_usage, argc, argv, &cfg, &serve_flags, &migrate);
     if (rc >= 0) {
         status = rc;
+        goto out;
+    }
+
+    bool weak_token = false;
+    if (config_check_token(&cfg, &weak_token, &err) < 0) {
+        fprintf(stderr, "zbso serve: %s\n", err.msg);
+        status = CLI_EXIT_USAGE;
         goto out;
     }
 
@@ -215,10 +229,20 @@ int cli_serve(int argc, char **argv)
     fflush(stdout);
     char shown_url[CFG_URL_MAX + 8];
     config_redact_url(cfg.database_url, shown_url, sizeof shown_url);
-    log_info("serving %s%s%s on http://%s:%d (trial timeout %.0f s%s)", shown_url,
+    log_info("serving %s%s%s on http://%s:%d (trial timeout %.0f s)", shown_url,
              cfg.dotenv_path[0] ? ", config from " : "", cfg.dotenv_path, host,
-             http_server_port(srv), cfg.trial_timeout_s,
-             hcfg.api_token ? ", bearer token required" : "");
+             http_server_port(srv), cfg.trial_timeout_s);
+    if (hcfg.api_token)
+        log_info("authentication is on: every request but GET /healthz and the dashboard's "
+                 "files needs the token of %s (Bearer, or HTTP Basic's password)",
+                 cfg.api_token_from);
+    else
+        log_msg(loopback(cfg.host) ? ZLOG_INFO : ZLOG_WARN, "authentication is off "
+                "(ZEUS_BSO_API_TOKEN is not set): whoever reaches http://%s:%d can read, "
+                "change and delete every job", host, http_server_port(srv));
+    if (weak_token)
+        log_warn("%s is %zu bytes long: use at least %d random bytes (e.g. `openssl rand "
+                 "-hex 32`)", cfg.api_token_from, strlen(cfg.api_token), CFG_TOKEN_MIN_BYTES);
 
     int sig = 0;
     for (;;) {

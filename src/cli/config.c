@@ -104,6 +104,37 @@ int config_parse_bool(const char *what, const char *text, bool *out, zbso_err *e
     return err_set(err, ZBSO_EINVAL, "%s '%s' is not a boolean (true or false)", what, text);
 }
 
+int config_check_token(const cli_config *cfg, bool *weak, zbso_err *err)
+{
+    const char *t = cfg->api_token, *from = cfg->api_token_from;
+    size_t n = strlen(t);
+    *weak = false;
+    if (from[0] == '\0')
+        return 0;
+    size_t blank = strspn(t, " \t\r\n");
+    if (blank == n)
+        return err_set(err, ZBSO_EINVAL, "%s is set but %s: set a token of at least %d "
+                       "random bytes (e.g. the output of `openssl rand -hex 32`), or unset "
+                       "the variable to run without authentication", from,
+                       n ? "blank" : "empty", CFG_TOKEN_MIN_BYTES);
+    static const char *const placeholders[] = {"change-me", "changeme", "change_me"};
+    for (size_t i = 0; i < sizeof placeholders / sizeof placeholders[0]; i++)
+        if (strcasecmp(t, placeholders[i]) == 0)
+            return err_set(err, ZBSO_EINVAL, "%s is the deployment example's placeholder "
+                           "'%s': replace it with a random token (e.g. `openssl rand -hex "
+                           "32`)", from, placeholders[i]);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
+            return err_set(err, ZBSO_EINVAL, "%s has a control character (0x%02x) at byte "
+                           "%zu: no Authorization header can carry it (a secret file's "
+                           "trailing newline?)", from, (unsigned char)t[i], i);
+    if (t[0] == ' ' || t[n - 1] == ' ')
+        return err_set(err, ZBSO_EINVAL, "%s %s with a space: a header's value is trimmed, "
+                       "so no client could send it", from, t[0] == ' ' ? "starts" : "ends");
+    *weak = n < CFG_TOKEN_MIN_BYTES;
+    return 0;
+}
+
 void config_redact_url(const char *url, char *out, size_t cap)
 {
     /* One masking rule for every message: the PostgreSQL backend's, which knows every
@@ -260,6 +291,7 @@ static int apply(cli_config *cfg, int k, const char *what, const char *v, zbso_e
     case K_TRIAL_TIMEOUT:
         return config_parse_timeout(what, v, &cfg->trial_timeout_s, err);
     case K_API_TOKEN:
+        snprintf(cfg->api_token_from, sizeof cfg->api_token_from, "%s", what);
         return config_copy(what, v, cfg->api_token, sizeof cfg->api_token, err);
     case K_IDLE_TIMEOUT:
         return config_parse_count(what, v, CFG_TIMEOUT_MAX_S, &cfg->idle_timeout_s, err);
