@@ -27,6 +27,8 @@ typedef struct http_reply {
                                       * reply is queued), for routes with path parameters */
     const char *content_type;        /* NULL: application/json */
     const char *const *headers;      /* NULL, or name, value, ..., NULL: more headers */
+    bool authorized;                 /* the request carried the server's API token (never
+                                      * when the server has none) */
 } http_reply;
 
 #define HTTP_HEADER_JOB_VERSION "X-Zbso-Job-Version"
@@ -109,6 +111,13 @@ int http_idempotency_key(const char *v, char *key, zbso_err *err);
 int http_auth_check(const char *token, size_t token_len, const char *header, zbso_err *err);
 
 unsigned http_status_of(int code);
+
+/* The class of a store failure, from its message (store_health's): "disk_full",
+ * "read_only", "locked", "io_error", "database_gone" (its file deleted or replaced),
+ * "unreachable" (a database server that cannot be reached) or "storage_error". For
+ * GET /healthz, which tells a caller without the token only this, never the message with
+ * its path, URL or host. Pure. */
+const char *http_health_reason(const char *msg);
 
 /* Turns r->err (with code) into an error reply: status from the table, 422 in FastAPI's
  * detail shape, others {"message"}. Fills a missing message from zbso_strerror. */

@@ -368,10 +368,17 @@ static void request_begin(const http_server *srv, struct MHD_Connection *c, cons
         return;
     }
     rs->route = http_route_find(method, url, &allow);
-    if (srv->token && !(rs->route && rs->route->public_route))
+    if (srv->token && !(rs->route && rs->route->public_route)) {
         rc = check_auth(srv, c, &r->err);
-    else
+        r->authorized = rc == 0;
+    } else {
+        /* A public route is served either way; whether the token came decides only how
+         * much it says (GET /healthz's cause). */
+        zbso_err ignored;
+        err_clear(&ignored);
+        r->authorized = srv->token && check_auth(srv, c, &ignored) == 0;
         rc = 0;
+    }
     if (rc == 0 && !rs->route && allow) {
         rc = err_set(&r->err, ZBSO_EMETHOD,
                      "method %.16s is not allowed on %.200s (allowed: %s)", method, url, allow);
