@@ -468,6 +468,13 @@ if BACKEND == "sqlite":
             # A small body still fits under the cap.
             r = srv.request("POST", "/jobs", body=job_spec(job_id="itest-small"))
             self.assertEqual(r.status, 201, r)
+            # A chunked body declares nothing: it is counted as it comes, and past the cap
+            # it is dropped and answered 503 at its end, its connection closed.
+            data, how = exchange(srv, b"POST /jobs HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: "
+                                 b"chunked\r\n\r\n" + b"%x\r\n" % 600000 + b" " * 600000 +
+                                 b"\r\n0\r\n\r\n", timeout=10)
+            self.assertEqual(status_lines(data), [503], data[:300])
+            self.assertEqual(how, "closed", data[:300])
             for s in big:
                 s.close()
             # The big bodies' bytes are given back: a 1 MiB body is read (and refused by
