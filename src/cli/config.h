@@ -29,6 +29,8 @@ typedef struct cli_config {
     char api_token[CFG_SECRET_MAX + 1];   /* "" means no authentication */
     char api_token_from[CFG_URL_MAX + 64];/* where the token was set ("ZEUS_BSO_API_TOKEN",
                                              "... (from .env)"); "" when it was not set */
+    char read_token[CFG_SECRET_MAX + 1];  /* ZBSO_READ_TOKEN: GETs of the views; "" none */
+    char client_token[CFG_SECRET_MAX + 1];/* ZBSO_CLIENT_TOKEN: the Zeus protocol; "" none */
     unsigned idle_timeout_s;         /* idle connections are closed after this; 0 never */
     double header_timeout_s;         /* a request head must arrive within this; 0 no limit */
     double body_timeout_s;           /* a request body must arrive within this after its

@@ -102,6 +102,15 @@ class UsageTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("ZEUS_BSO_API_TOKEN (from " + os.path.join(self.tmp, ".env"), r.stderr)
         os.unlink(os.path.join(self.tmp, ".env"))
+        # A token file that turns out empty is a token lost on the way, too.
+        empty = os.path.join(self.tmp, "token")
+        open(empty, "w").close()
+        r = run_cli(["serve", "--port", "0"], cwd=self.tmp, timeout=30,
+                    env={"ZEUS_BSO_API_TOKEN_FILE": empty})
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("ZEUS_BSO_API_TOKEN_FILE", r.stderr)
+        self.assertIn("empty", r.stderr)
+        os.unlink(empty)
         self.assertEqual(os.listdir(self.tmp), [])
 
 

@@ -186,16 +186,19 @@ class HealthzDetails(unittest.TestCase):
     to a caller with the API token; without it, only the reason class (issue 22 item 8)."""
 
     TOKEN = "healthz-details-token-0123"
+    READ = "healthz-read-token-4567"
+    CLIENT = "healthz-client-token-89ab"
 
     def test_cause_only_with_the_token(self):
         require_binary()
         tmp = tempfile.TemporaryDirectory(prefix="zbso-health-")
         self.addCleanup(tmp.cleanup)
         db = SqliteDatabase(os.path.join(tmp.name, "x.db"))
-        srv = Server(tmpdir=tmp.name, database=db, env={"ZEUS_BSO_API_TOKEN": self.TOKEN})
+        srv = Server(tmpdir=tmp.name, database=db, env={"ZEUS_BSO_API_TOKEN": self.TOKEN,
+                                                         "ZBSO_READ_TOKEN": self.READ,
+                                                         "ZBSO_CLIENT_TOKEN": self.CLIENT})
         self.addCleanup(srv.close)
         srv.start()
-        auth = {"Authorization": f"Bearer {self.TOKEN}"}
         self.assertEqual(srv.request("GET", "/healthz").json, {"status": "ok"})
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(db.path + suffix):
@@ -204,18 +207,22 @@ class HealthzDetails(unittest.TestCase):
         while srv.request("GET", "/healthz").status == 200:
             self.assertLess(time.monotonic(), deadline, "the deletion was not noticed")
             time.sleep(0.1)
+        # The training clients' token is no operator's: it gets the class only, too.
         for headers in ({}, {"Authorization": "Bearer wrong-token-wrong-token"},
-                        {"Authorization": "Basic " + "eDp3cm9uZw=="}):
+                        {"Authorization": "Basic " + "eDp3cm9uZw=="},
+                        {"Authorization": f"Bearer {self.CLIENT}"}):
             h = srv.request("GET", "/healthz", headers=headers)
             self.assertEqual(h.status, 503, h)
             self.assertEqual(h.json, {"status": "unavailable", "reason": "database_gone"}, h)
             self.assertNotIn(tmp.name.encode(), h.body)
             self.assertEqual(h.headers.get("Retry-After"), "1", h.headers)
-        h = srv.request("GET", "/healthz", headers=auth)
-        self.assertEqual(h.status, 503, h)
-        self.assertEqual((h.json["status"], h.json["reason"]), ("unavailable", "database_gone"))
-        self.assertIn(db.path, h.json["message"])
-        self.assertIn("deleted", h.json["message"])
+        for token in (self.TOKEN, self.READ):
+            h = srv.request("GET", "/healthz", headers={"Authorization": f"Bearer {token}"})
+            self.assertEqual(h.status, 503, h)
+            self.assertEqual((h.json["status"], h.json["reason"]),
+                             ("unavailable", "database_gone"))
+            self.assertIn(db.path, h.json["message"])
+            self.assertIn("deleted", h.json["message"])
         self.assertIn(db.path, srv.log_tail(10 ** 6))
 
 
