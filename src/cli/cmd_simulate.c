@@ -242,7 +242,7 @@ static int parse_args(int argc, char **argv, sim_args *a, zbso_err *err)
         {"arrivals", required_argument, NULL, OPT_ARRIVALS},
         {NULL, 0, NULL, 0},
     };
-    long long v;
+    long long v = 0; /* set before use; gcc -O3 cannot tell (maybe-uninitialized) */
     char *end;
     int c, rc;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

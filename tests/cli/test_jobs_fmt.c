@@ -315,6 +315,58 @@ static void test_export(void **state)
     json_decref(job);
 }
 
+/* Job ids (and any string) that a spreadsheet would run as a formula get OWASP's leading
+ * quote in CSV, wherever they appear (list, show, export); numbers, negative ones
+ * included, are written as they are; JSON keeps every byte. */
+static const char *const HOSTILE =
+    "{\"jobs\":[{\"job_id\":\"=HYPERLINK(\\\"http://x\\\",\\\"y\\\")\",\"stage\":\"MAB\","
+    "\"min_cost\":-2.5},"
+    "{\"job_id\":\"+1+cmd|' /C calc'!A0\",\"stage\":\"@SUM(A1)\",\"min_cost\":null},"
+    "{\"job_id\":\"-1\",\"stage\":\"\\tTAB\",\"min_cost\":3},"
+    "{\"job_id\":\"\\r=1\",\"stage\":\"a=b\",\"min_cost\":-0.5}],\"next\":null}";
+
+static void test_csv_formula_cells(void **state)
+{
+    (void)state;
+    char *got = render(jobs_fmt_list, JOBS_FMT_CSV, HOSTILE);
+    /* The rows' first cells (job_id, job_id_prefix, stage, ...): check each line start. */
+    static const char *const rows[] = {
+        "\r\n\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",,MAB,",
+        "\r\n'+1+cmd|' /C calc'!A0,,'@SUM(A1),",
+        "\r\n'-1,,'\tTAB,",
+        "\r\n\"'\r=1\",,a=b,",
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (strstr(got, rows[i]) == NULL)
+            fail_msg("missing:\n%s\nin:\n%s", rows[i], got);
+    /* min_cost (a number) keeps its sign: -2.5 and -0.5, never '-2.5. */
+    assert_non_null(strstr(got, ",-2.5,"));
+    assert_non_null(strstr(got, ",-0.5,"));
+    assert_null(strstr(got, "'-2.5"));
+    free(got);
+
+    got = render(jobs_fmt_list, JOBS_FMT_JSON, HOSTILE);
+    assert_int_equal(strlen(got), strlen(HOSTILE) + 1);
+    assert_memory_equal(got, HOSTILE, strlen(HOSTILE));
+    free(got);
+
+    char *out = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&out, &len);
+    jobs_csv_field(m, "=1", true);
+    fputc('|', m);
+    jobs_csv_field(m, "-1", false);
+    fputc('|', m);
+    jobs_csv_field(m, "", true);
+    fputc('|', m);
+    jobs_csv_field(m, "a-b", true);
+    fputc('|', m);
+    jobs_csv_field(m, "@a,b", true);
+    fclose(m);
+    assert_string_equal(out, "'=1|-1||a-b|\"'@a,b\"");
+    free(out);
+}
+
 static void test_format_parse(void **state)
 {
     (void)state;
@@ -359,6 +411,45 @@ static void test_table_escapes_and_widths(void **state)
     free(out);
 }
 
+/* Ids that differ only by invisible characters (bidi controls, zero-width ones) differ
+ * on screen: each such character is shown as \uXXXX, and a right-to-left override cannot
+ * reorder the rest of the line. Visible non-ASCII text stays as it is. */
+static void test_table_escapes_invisible_characters(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&out, &len);
+    cli_table *t = cli_table_new(1, "l");
+    static const char *const ids[] = {
+        "job-a",
+        "job-\xe2\x80\xae" "a",          /* U+202E RIGHT-TO-LEFT OVERRIDE */
+        "job\xe2\x80\x8b-a",             /* U+200B ZERO WIDTH SPACE */
+        "job-a\xe2\x81\xa6",             /* U+2066 LEFT-TO-RIGHT ISOLATE */
+        "\xef\xbb\xbfjob-a",             /* U+FEFF BOM */
+        "job-a\xf3\xa0\x80\x81",         /* U+E0001 LANGUAGE TAG */
+        "job-\xc3\xa9\xe2\x80\x8d",      /* é, then U+200D ZERO WIDTH JOINER */
+        "job-a\xc2\xad",                 /* U+00AD SOFT HYPHEN */
+    };
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        cli_table_cell(t, ids[i]);
+        cli_table_end_row(t);
+    }
+    assert_int_equal(cli_table_print(t, m), 0);
+    cli_table_free(t);
+    fclose(m);
+    assert_string_equal(out,
+        "job-a\n"
+        "job-\\u202ea\n"
+        "job\\u200b-a\n"
+        "job-a\\u2066\n"
+        "\\ufeffjob-a\n"
+        "job-a\\U000e0001\n"
+        "job-\xc3\xa9\\u200d\n"
+        "job-a\\u00ad\n");
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -370,8 +461,10 @@ int main(void)
         cmocka_unit_test(test_job_table),
         cmocka_unit_test(test_job_csv_flattens_every_field),
         cmocka_unit_test(test_export),
+        cmocka_unit_test(test_csv_formula_cells),
         cmocka_unit_test(test_format_parse),
         cmocka_unit_test(test_table_escapes_and_widths),
+        cmocka_unit_test(test_table_escapes_invisible_characters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

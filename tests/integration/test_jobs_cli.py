@@ -474,6 +474,11 @@ class JobsCliTest(unittest.TestCase):
             err = self.zbso("curve", "jcli-0", "99999", source=source, code=1)
             self.assertIn("99999", err)
             self.assertIn("jcli-0", err)
+            # An id with a right-to-left override or a terminal escape is named escaped.
+            err = self.zbso("show", "no-such-\u202ejob\x1b[2J", source=source, code=1)
+            self.assertIn("no-such-\\u202ejob\\x1b[2J", err)
+            self.assertNotIn("\u202e", err)
+            self.assertNotIn("\x1b", err)
 
     def test_usage_errors(self):
         for args, words in [(["show"], ["JOB"]), (["curve", "jcli-0", "x"], ["'x'"]),
