@@ -117,7 +117,8 @@ void config_redact_url(const char *url, char *out, size_t cap)
 enum cfg_key {
     K_DATABASE_URL, K_SERVER_PORT, K_HOST, K_LOG_LEVEL, K_ECHO_SQL, K_DB_USER,
     K_DB_PASSWORD, K_TRIAL_TIMEOUT, K_API_TOKEN, K_IDLE_TIMEOUT, K_HEADER_TIMEOUT,
-    K_DRAIN_TIMEOUT, K_MAX_CONNECTIONS_PER_IP, K_LOG_FILE, K_METRICS_PER_JOB, K_COUNT
+    K_DRAIN_TIMEOUT, K_MAX_CONNECTIONS_PER_IP, K_LOG_FILE, K_METRICS_PER_JOB,
+    K_CARBON_INTENSITY, K_ENERGY_PRICE, K_CURRENCY, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
@@ -126,6 +127,7 @@ static const char *const key_names[K_COUNT] = {
     "ZEUS_BSO_DB_PASSWORD", "ZEUS_BSO_TRIAL_TIMEOUT", "ZEUS_BSO_API_TOKEN",
     "ZEUS_BSO_IDLE_TIMEOUT", "ZEUS_BSO_HEADER_TIMEOUT", "ZEUS_BSO_DRAIN_TIMEOUT",
     "ZEUS_BSO_MAX_CONNECTIONS_PER_IP", "ZEUS_BSO_LOG_FILE", "ZEUS_BSO_METRICS_PER_JOB",
+    "ZBSO_CARBON_INTENSITY", "ZBSO_ENERGY_PRICE", "ZBSO_CURRENCY",
 };
 
 /* Values of our keys found in a `.env` file (heap copies; the last assignment wins). */
@@ -270,6 +272,12 @@ static int apply(cli_config *cfg, int k, const char *what, const char *v, zbso_e
         return config_copy(what, v, cfg->log_file, sizeof cfg->log_file, err);
     case K_METRICS_PER_JOB:
         return config_parse_bool(what, v, &cfg->metrics_per_job, err);
+    case K_CARBON_INTENSITY:
+        return config_copy(what, v, cfg->carbon_intensity, sizeof cfg->carbon_intensity, err);
+    case K_ENERGY_PRICE:
+        return config_copy(what, v, cfg->energy_price, sizeof cfg->energy_price, err);
+    case K_CURRENCY:
+        return config_copy(what, v, cfg->currency, sizeof cfg->currency, err);
     default:
         return err_set(err, ZBSO_EINTERNAL, "unknown configuration key %d", k);
     }

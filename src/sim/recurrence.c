@@ -91,7 +91,7 @@ int sim_simulate(const sim_workload *w, const sim_options *o, uint64_t seed,
     /* Nobody reads the simulator's curve points: no buffer, no flusher thread. */
     store_options sopt = {.create_if_empty = true, .discard_curves = true};
     sim_env_ctx ectx = {1.7e9, seed};
-    svc_env env = {env_now, env_entropy, &ectx, 0, NULL};
+    svc_env env = {.now = env_now, .entropy = env_entropy, .ctx = &ectx};
     zbso_job_spec spec, stored;
     bool created = false;
     bool profiled[ZBSO_MAX_BATCH_SIZES] = {false};

@@ -769,7 +769,7 @@ static void test_schema_created_on_empty_database(void **state)
     zbso_err err = {0};
     store *st = NULL;
     int v = -1;
-    assert_int_equal(b->latest_schema_version, 2);
+    assert_int_equal(b->latest_schema_version, MY_LATEST);
     /* without create_if_empty an empty database is refused, naming zbso migrate */
     assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
     assert_null(st);
@@ -780,11 +780,11 @@ static void test_schema_created_on_empty_database(void **state)
 
     st = open_store(NULL);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
+    assert_int_equal(v, MY_LATEST);
     assert_int_equal(store_migrate(st, 0, &err), 0);
-    assert_int_equal(store_migrate(st, 3, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate(st, MY_LATEST + 1, &err), ZBSO_EINVAL);
     store_close(st);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), MY_LATEST);
     assert_int_equal(n_tables(), 6);
     /* InnoDB (row locks, transactions), utf8mb4; job ids binary */
     assert_int_equal(query_int("SELECT count(*) FROM information_schema.tables WHERE"
@@ -833,7 +833,7 @@ static void test_step_cut_short_is_finished(void **state)
     store_close(st);
     assert_int_equal(n_tables(), 6);
     assert_int_equal(query_int("SELECT count(*) FROM zbso_schema"), 1);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), MY_LATEST);
 }
 
 /* Step 2 (power profiles) cut short after its table and before its version: the database
@@ -855,10 +855,10 @@ static void test_step_2_cut_short_is_finished(void **state)
     assert_non_null(strstr(err.msg, "version 1"));
     st = open_store(&(store_options){.migrate = true});
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
+    assert_int_equal(v, MY_LATEST);
     store_close(st);
     assert_int_equal(n_tables(), 6);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), MY_LATEST);
 }
 
 static void test_newer_and_foreign_schemas_refused(void **state)
@@ -944,7 +944,7 @@ static void test_three_replicas_create_the_schema_at_once(void **state)
             if (s[i].rc != 0)
                 fail_msg("round %d starter %d: %d %s", round, i, s[i].rc, s[i].msg);
         assert_int_equal(query_int("SELECT count(*) FROM zbso_schema"), 1);
-        assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+        assert_int_equal(query_int("SELECT version FROM zbso_schema"), MY_LATEST);
     }
 }
 
@@ -964,16 +964,17 @@ static void test_migrate_sql(void **state)
     assert_non_null(strstr(all.text, "INSERT INTO zbso_schema (version) VALUES (1);"));
     assert_non_null(strstr(all.text, "CREATE TABLE IF NOT EXISTS power_profiles"));
     assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 2;"));
+    assert_non_null(strstr(all.text, "ADD COLUMN stop_reason INT NOT NULL DEFAULT 0"));
     assert_int_equal(store_migrate_sql(b, 1, 1, sql_line, &up, &err), 0);
     assert_null(strstr(up.text, "CREATE TABLE"));
-    assert_int_equal(store_migrate_sql(b, 0, 3, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate_sql(b, 0, MY_LATEST + 1, sql_line, &up, &err), ZBSO_EINVAL);
     /* the text runs as it is (the mariadb client would do the same) and gives the latest
      * schema */
     assert_int_equal(my_sql(g_name, all.text), 0);
     store *st = open_store(&(store_options){0});
     int v = 0;
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
+    assert_int_equal(v, MY_LATEST);
     store_close(st);
 }
 
