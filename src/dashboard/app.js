@@ -55,13 +55,15 @@
 
   /* ---- numbers and units -------------------------------------------------------- */
 
+  /* One formatter: toLocaleString builds one per call, which a page of 2,000 trials feels. */
+  const GROUPED = new Intl.NumberFormat('en-US', {maximumFractionDigits: 20});
   /* x with n significant digits; whole numbers of n digits or more are grouped. */
   function num(x, n = 3) {
     if (x === null || x === undefined) return '\u2014';
     if (!Number.isFinite(x)) return String(x);
     const a = Math.abs(x);
     if (a === 0) return '0';
-    if (a >= 10 ** n) return Math.round(x).toLocaleString('en-US');
+    if (a >= 10 ** n) return GROUPED.format(Math.round(x));
     if (a < 1e-3) return x.toExponential(n - 1);
     return String(Number(x.toPrecision(n)));
   }
@@ -173,7 +175,7 @@
     }
     return {lo: a, hi: b, ticks};
   }
-  const tickText = (v) => (Number.isInteger(v) ? v.toLocaleString('en-US')
+  const tickText = (v) => (Number.isInteger(v) ? GROUPED.format(v)
     : String(+v.toPrecision(6)));
   const tickCount = (width) => (width < 500 ? 4 : 8);
 
@@ -613,6 +615,7 @@
   const reasonText = (r) => (r === null || r === undefined ? 'running' : REASON_TEXT[r] || r);
   const pct = (x) => (x === null || x === undefined ? '\u2014' : `${num(x)}%`);
   const CURVES_MAX = 60;          // trials whose curves the overlay loads
+  const TIPS_MAX = 500;           // points of the time-against-energy view with a tooltip
   // One colour per batch size (Okabe and Ito's palette, then darker shades).
   const BS_PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#D55E00', '#56B4E9',
     '#F0E442', '#000000', '#7f3c8d', '#11a579', '#3969ac', '#f2b701'];
@@ -758,14 +761,15 @@
     p.svg.prepend(s('defs', null, s('clipPath', {id: 'pareto-clip'}, s('rect', {x: p.m.l,
       y: p.m.t, width: p.pw, height: p.ph}))));
     const pts = p.layer('points');
+    // Past TIPS_MAX points a tooltip each costs more than it tells (the means have theirs).
+    const tips = conv.length <= TIPS_MAX;
     for (const t of conv) {
-      const c = s('circle', {cx: X(t.time_s), cy: Y(t.energy_j), r: 3.2, class: 'pt',
+      pts.append(s('circle', {cx: X(t.time_s), cy: Y(t.energy_j), r: 3.2, class: 'pt',
         fill: colors.get(t.batch_size) || '#555', 'fill-opacity': 0.45,
         data: {trial: t.trial_number, bs: t.batch_size, t: dv(t.time_s), e: dv(t.energy_j)}},
-      s('title', {text: `trial ${t.trial_number}: batch size ${t.batch_size}, ` +
+      tips ? s('title', {text: `trial ${t.trial_number}: batch size ${t.batch_size}, ` +
         `${seconds(t.time_s)}, ${joules(t.energy_j)}, cost ${joules(t.cost)}, ` +
-        `${reasonText(t.stop_reason)}`}));
-      pts.append(c);
+        `${reasonText(t.stop_reason)}`}) : null));
     }
     const front = means.filter((m) => m.front).sort((a, b) => a.t - b.t);
     p.layer('front').append(s('polyline', {class: 'front',
