@@ -17,8 +17,11 @@ import time
 import unittest
 import urllib.parse
 
+import sqlite3
+
 from test_metrics import Exposition, promtool_check
-from zbsoserver import ZBSO_BIN, Server, clean_env, job_spec
+from test_migrate import version_after
+from zbsoserver import ZBSO_BIN, Server, clean_env, job_spec, run_cli
 
 # cost = eta * E + (1 - eta) * max_power * T = E/2 + 100 T
 ETA, MAX_POWER = 0.5, 200.0
@@ -405,6 +408,80 @@ class NothingConfiguredTest(ValueCase):
                 self.assertNotIn(word, out)
         for fmt in ("json",):
             no_footprint(self, json.loads(self.jobs("show", JOB, "--format", fmt)))
+
+
+class StoredBeforeTest(unittest.TestCase):
+    """Trials stored before the schema step that added stop reasons: after `zbso migrate`
+    their reason is derived where the row proves it, else "unknown" (SPEC §3.8)."""
+
+    def test_reasons_derived_after_migrate(self):
+        srv = Server(env={"ZEUS_BSO_TRIAL_TIMEOUT": "0"})
+        self.addCleanup(srv.close)
+        srv.start()
+
+        def call(method, path, body=None):
+            r = srv.request(method, path, body=body)
+            self.assertEqual(r.status // 100, 2, r)
+            return r.json
+
+        def run(job, metric, epoch, energy):
+            t = call("GET", f"/jobs/batch_size?job_id={job}")
+            r = call("POST", "/report", {**t, "time": 10.0, "energy": energy,
+                                         "metric": metric, "current_epoch": epoch})
+            self.assertTrue(r["stop_train"], r)
+
+        common = dict(job_id_prefix="old", batch_sizes=[8], default_batch_size=8,
+                      eta_knob=0.5, max_power=200.0, target_metric=0.5, max_epochs=2,
+                      num_pruning_rounds=0, mab_seed=1)
+        # old-a, no beta: converged; max_epochs; ended.
+        call("POST", "/jobs", job_spec(job_id="old-a", beta_knob=None, **common))
+        run("old-a", 0.9, 1, 1000.0)
+        run("old-a", 0.1, 2, 1000.0)
+        call("PATCH", "/trials", call("GET", "/jobs/batch_size?job_id=old-a"))
+        # old-b, beta 2 (min cost 1500 after its first run, bound 3000): converged; over
+        # the bound at epoch 1 (cost 5500); at max_epochs within the bound.
+        call("POST", "/jobs", job_spec(job_id="old-b", beta_knob=2.0, **common))
+        run("old-b", 0.9, 1, 1000.0)
+        run("old-b", 0.1, 1, 9000.0)
+        run("old-b", 0.1, 2, 1000.0)
+        stored = {j: [t["stop_reason"] for t in call("GET", f"/jobs/{j}/trials")["trials"]]
+                  for j in ("old-a", "old-b")}
+        self.assertEqual(stored, {"old-a": ["target_reached", "max_epochs", "ended"],
+                                  "old-b": ["target_reached", "cost_bound", "max_epochs"]})
+        self.assertEqual(srv.terminate(), 0)
+
+        # The database as the version before the step left it.
+        db = srv.db
+        step = version_after(db.kind, "ADD COLUMN stop_reason")
+        undo = "ALTER TABLE trials DROP COLUMN stop_reason;" + (
+            f"PRAGMA user_version = {step - 1};" if db.kind == "sqlite"
+            else f"UPDATE zbso_schema SET version = {step - 1};")
+        if db.kind == "sqlite":
+            conn = sqlite3.connect(db.path)
+            conn.executescript(undo)
+            conn.close()
+        elif db.kind == "postgresql":
+            db.psql(undo)
+        else:
+            db.sql(undo)
+        self.assertNotIn("stop_reason", db.rows("trials")[0])
+        r = run_cli(["migrate", "--db", srv.db_url], cwd=srv.tmpdir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"schema version {step - 1} -> ", r.stdout + r.stderr)
+        self.assertEqual({t["stop_reason"] for t in db.rows("trials")}, {0})
+
+        srv.start()
+        derived = {j: [t["stop_reason"] for t in call("GET", f"/jobs/{j}/trials")["trials"]]
+                   for j in ("old-a", "old-b")}
+        # A converged row; a row at max_epochs with no bound; a row stopped before
+        # max_epochs without reaching the target (only the bound does that). The Failed row
+        # and the one at max_epochs with a bound could be either: unknown.
+        self.assertEqual(derived, {"old-a": ["target_reached", "max_epochs", "unknown"],
+                                   "old-b": ["target_reached", "cost_bound", "unknown"]})
+        for job, unknown in (("old-a", 1), ("old-b", 1)):
+            by = call("GET", f"/jobs/{job}")["trials"]["by_stop_reason"]
+            self.assertEqual(by["unknown"], unknown, job)
+        self.assertEqual(call("GET", "/jobs/old-a/trials/3")["stop_reason"], "unknown")
 
 
 class BadConfigTest(unittest.TestCase):
