@@ -255,7 +255,7 @@ static bool number(const char *p, const char *end, double *out)
 {
     char buf[64];
     size_t len = (size_t)(end - p);
-    if (len == 0 || len >= sizeof buf)
+    if (len == 0 || len >= sizeof buf || memchr(p, '\0', len) != NULL)
         return false;
     memcpy(buf, p, len);
     buf[len] = '\0';

@@ -307,6 +307,9 @@ static void test_intensity_csv(void **unused)
         {"1;5\n", "line 1"},
         {"1,1\n2,2\n3,3\n4,4\n5,5\n6,6\n7,7\n8,8\n9,9\n", "more than 8 points"},
     };
+    /* a NUL inside a field is no number (strtod would stop at it and read "5") */
+    static const char nul[] = "1,5\0x\n";
+    assert_int_equal(opt_intensity_parse(nul, sizeof nul - 1, p, 8, &n, &err), ZBSO_EINVAL);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err = (zbso_err){0};
         assert_int_equal(opt_intensity_parse(bad[i].text, strlen(bad[i].text), p, 8, &n, &err),
