@@ -335,6 +335,7 @@ static const column list_table_cols[] = {
     {"energy saved (kWh)", "savings.saved.energy_kwh", K_KWH},
     {"energy saved", "savings.saved_pct.energy", K_PCT},
     {"time saved (s)", "savings.saved.time_s", K_F1},
+    {"time saved", "savings.saved_pct.time", K_PCT},
     {"CO2e saved (g)", "savings.saved.co2e_g", K_F1},
     {"price saved", "savings.saved.price", K_G},
     {"trials", "trials.total", K_INT},

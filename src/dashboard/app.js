@@ -1289,8 +1289,13 @@
     }
     timeCell(j) {
       const t = j.savings.saved ? j.savings.saved.time_s : null;
-      return cell(seconds(t), t, {data: {col: 'time_saved'},
+      return cell([seconds(t), this.pctSub(j, 'time')], t, {data: {col: 'time_saved'},
         class: t !== null && t < 0 ? 'neg' : undefined});
+    }
+    /* " (12.5%)" of a saving, or nothing without one. */
+    pctSub(j, k) {
+      const p = j.savings.saved_pct ? j.savings.saved_pct[k] : null;
+      return p === null ? '' : h('span', {class: 'sub', data: {pct: dv(p)}, text: ` (${pct(p)})`});
     }
     row(j) {
       const saved = j.savings.saved ? j.savings.saved.energy_j : null;
@@ -1303,7 +1308,7 @@
         cell(j.job_id_prefix, undefined, {data: {col: 'prefix'}}),
         cell(stageBadge(j.stage), undefined, {data: {col: 'stage', stage: j.stage}}),
         this.costCell(j),
-        cell(joules(saved), saved, {data: {col: 'energy_saved'},
+        cell([joules(saved), this.pctSub(j, 'energy')], saved, {data: {col: 'energy_saved'},
           class: saved !== null && saved < 0 ? 'neg' : undefined,
           title: saved === null ? 'no baseline yet: the default batch size has no converged run'
             : kwh(saved)}),

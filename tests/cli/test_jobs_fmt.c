@@ -74,14 +74,15 @@ static void test_list_table(void **state)
 {
     (void)state;
     expect(jobs_fmt_list, JOBS_FMT_TABLE, JOBS,
-           "job id          stage    cost saved (J)  cost saved  break-even  energy saved (kWh)  "
-           "energy saved  time saved (s)  trials  running  failed  best bs  updated (UTC)\n"
-           "bert-1          MAB              -100.0       -0.1%  17                      -0.001  "
-           "       -2.2%            12.5      12        1       1       32  2023-11-14T23:13:20Z"
-           "\n"
-           "new, \"odd\"\\x07  Pruning               -           -  -                            "
-           "-             -               -       0        0       0        8  1970-01-01T00:00:0"
-           "0Z\n");
+           "job id          stage    cost saved (J)  cost saved  break-even  "
+           "energy saved (kWh)  energy saved  time saved (s)  time saved  trials  running  "
+           "failed  best bs  updated (UTC)\n"
+           "bert-1          MAB              -100.0       -0.1%  17                      "
+           "-0.001         -2.2%            12.5        2.5%      12        1       1       32  "
+           "2023-11-14T23:13:20Z\n"
+           "new, \"odd\"\\x07  Pruning               -           -  -                      "
+           "      -             -               -           -       0        0       0        8  "
+           "1970-01-01T00:00:00Z\n");
 }
 
 static void test_list_csv(void **state)
@@ -341,12 +342,12 @@ static void test_list_not_broken_even_and_footprint(void **state)
     char *got = render(jobs_fmt_list, JOBS_FMT_TABLE, FOOTPRINT_JOBS);
     const char *want_head = "job id  stage  cost saved (J)  cost saved  break-even  "
                             "energy saved (kWh)  energy saved  time saved (s)  "
-                            "CO2e saved (g)  price saved  trials";
+                            "time saved  CO2e saved (g)  price saved  trials";
     if (strncmp(got, want_head, strlen(want_head)) != 0)
         fail_msg("got:\n%s", got);
     assert_non_null(strstr(got, "\na       MAB             -50.5      -12.5%  not yet   "
                                 "              -1.000        -50.0%           -10.0"
-                                "          -400.0        -0.25       2"));
+                                "      -10.0%          -400.0        -0.25       2"));
     free(got);
     got = render(jobs_fmt_list, JOBS_FMT_CSV, FOOTPRINT_JOBS);
     assert_non_null(strstr(got, ",savings.spent.co2e_g,savings.saved.co2e_g,"

@@ -313,7 +313,8 @@ class JobsCliTest(unittest.TestCase):
         lines = self.both("ls").splitlines()
         self.assertRegex(lines[0], r"^job id +stage +cost saved \(J\) +cost saved +break-even +"
                                    r"energy saved \(kWh\) +energy saved +time saved \(s\) +"
-                                   r"trials +running +failed +best bs +updated \(UTC\)$")
+                                   r"time saved +trials +running +failed +best bs +"
+                                   r"updated \(UTC\)$")
         self.assertEqual(len(lines), 1 + len(self.ids))
         for line, jid in zip(lines[1:], self.ids):
             j = by_id[jid]
@@ -324,15 +325,15 @@ class JobsCliTest(unittest.TestCase):
             saved, sp = s["saved"], s["saved_pct"]
             be = ("-" if saved is None else "not_yet") if s["break_even_recurrence"] is None \
                 else str(s["break_even_recurrence"])
-            self.assertEqual(cells[:8], [
+            self.assertEqual(cells[:9], [
                 j["stage"], f1(saved and saved["cost"]), pct(sp and sp["cost"]), be,
                 "-" if saved is None else f"{saved['energy_kwh']:.3f}",
                 pct(sp and sp["energy"]), f1(saved and saved["time_s"]),
-                str(j["trials"]["total"])])
-            self.assertEqual(cells[8:11], [str(j["trials"]["Dispatched"]),
+                pct(sp and sp["time"]), str(j["trials"]["total"])])
+            self.assertEqual(cells[9:12], [str(j["trials"]["Dispatched"]),
                                            str(j["trials"]["Failed"]),
                                            str(j["best_batch_size"])])
-            self.assertEqual(cells[11], time.strftime("%Y-%m-%dT%H:%M:%SZ",
+            self.assertEqual(cells[12], time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                       time.gmtime(j["updated_at"])))
 
     def test_ls_pages_and_prefix(self):
