@@ -66,7 +66,7 @@ typedef enum zbso_trial_status {
     ZBSO_TRIAL_FAILED = 2,
 } zbso_trial_status;
 
-/* Why a trial ended (issue 25, SPEC §3.8). Stored per trial as its code; NONE (0) while
+/* Why a trial ended (issue 25, SPEC §3.9). Stored per trial as its code; NONE (0) while
  * the trial runs and for trials stored before stop reasons were (opt_trial_stop_reason
  * derives theirs where the data allows, else UNKNOWN, which is never stored). */
 typedef enum zbso_stop_reason {

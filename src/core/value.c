@@ -64,9 +64,14 @@ void opt_projection_compute(const zbso_job_spec *spec, zbso_stage stage,
                             size_t n, const opt_savings *s, opt_projection *out)
 {
     memset(out, 0, sizeof *out);
-    if (stage != ZBSO_STAGE_MAB || n_arms == 0) {
+    if (stage != ZBSO_STAGE_MAB) {
         out->why = "the job is still pruning: the optimizer forms its expectations when "
                    "pruning ends";
+        return;
+    }
+    if (n_arms == 0) {
+        /* The smart policy refits at every choice and stores no arms. */
+        out->why = "the job's policy keeps no arms to project from";
         return;
     }
     const zbso_arm *best = &arms[0];

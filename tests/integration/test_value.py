@@ -412,7 +412,7 @@ class NothingConfiguredTest(ValueCase):
 
 class StoredBeforeTest(unittest.TestCase):
     """Trials stored before the schema step that added stop reasons: after `zbso migrate`
-    their reason is derived where the row proves it, else "unknown" (SPEC §3.8)."""
+    their reason is derived where the row proves it, else "unknown" (SPEC §3.9)."""
 
     def test_reasons_derived_after_migrate(self):
         srv = Server(env={"ZEUS_BSO_TRIAL_TIMEOUT": "0"})

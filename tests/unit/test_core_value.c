@@ -206,6 +206,9 @@ static void test_projection(void **unused)
     opt_projection_compute(&j.spec, ZBSO_STAGE_PRUNING, NULL, 0, t, 4, &s, &p);
     assert_false(p.available);
     assert_non_null(strstr(p.why, "pruning"));
+    opt_projection_compute(&j.spec, ZBSO_STAGE_MAB, NULL, 0, t, 4, &s, &p);
+    assert_false(p.available);
+    assert_non_null(strstr(p.why, "keeps no arms"));
     opt_projection_compute(&j.spec, ZBSO_STAGE_MAB, arms, 3, t, 4, &s, &p);
     assert_true(p.available);
     assert_int_equal(p.batch_size, 32);
