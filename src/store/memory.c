@@ -631,6 +631,7 @@ static int m_trials_fail_stale(store_txn *t, const char *id, double cutoff, doub
             continue;
         tr.status = ZBSO_TRIAL_FAILED;
         tr.end_time = now;
+        tr.stop_reason = ZBSO_STOP_LEASE_EXPIRED;
         rc = trial_replace(st, j, i, &tr, err);
         if (rc < 0)
             goto out;

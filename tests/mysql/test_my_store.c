@@ -964,6 +964,7 @@ static void test_migrate_sql(void **state)
     assert_non_null(strstr(all.text, "INSERT INTO zbso_schema (version) VALUES (1);"));
     assert_non_null(strstr(all.text, "CREATE TABLE IF NOT EXISTS power_profiles"));
     assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 2;"));
+    assert_non_null(strstr(all.text, "ADD COLUMN stop_reason INT NOT NULL DEFAULT 0"));
     assert_int_equal(store_migrate_sql(b, 1, 1, sql_line, &up, &err), 0);
     assert_null(strstr(up.text, "CREATE TABLE"));
     assert_int_equal(store_migrate_sql(b, 0, MY_LATEST + 1, sql_line, &up, &err), ZBSO_EINVAL);

@@ -875,6 +875,7 @@ static void test_migrate_sql(void **state)
     assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 4;"));
     assert_non_null(strstr(all.text, "CREATE TABLE power_profiles"));
     assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 5;"));
+    assert_non_null(strstr(all.text, "ALTER TABLE trials ADD COLUMN stop_reason INTEGER"));
     assert_int_equal(store_migrate_sql(b, 1, 2, sql_line, &up, &err), 0);
     assert_null(strstr(up.text, "CREATE TABLE"));
     assert_non_null(strstr(up.text, "CREATE INDEX"));
