@@ -85,6 +85,11 @@ class PowerProfiles(ServerTestCase):
              "measurements", "measurements[0] must be"),
             ({"measurements": [{"power_limit": 0, "time": 1, "energy": 1}]}, "measurements",
              "power_limit 0 W is not positive"),
+            # 2^61 + 200 W: times 1000 it wrapped to 200 W in the client (issue 22).
+            ({"measurements": [{"power_limit": 2305843009213694152, "time": 1, "energy": 1}]},
+             "measurements", "power_limit 2305843009213694152 W is out of range"),
+            ({"measurements": [{"power_limit": 100001, "time": 1, "energy": 1}]},
+             "measurements", "a power limit is 1 to 100000 W"),
             ({"measurements": [{"power_limit": 700, "time": 0, "energy": 1}]},
              "measurements", "time 0.0 is not a positive"),
             ({"measurements": [{"power_limit": 700, "time": 1, "energy": -2}]},
