@@ -170,7 +170,7 @@ static void guard_remove(pw_gpus *g)
 int pw_open(const int *cuda, size_t n, unsigned flags, pw_gpus **out, zbso_err *err)
 {
     unsigned visible[ZBSO_MAX_GPUS], n_visible = 0, n_nvml = 0;
-    pw_nvml_ret nrc;
+    nvmlReturn_t nrc;
     int rc;
 
     *out = NULL;
@@ -181,11 +181,11 @@ int pw_open(const int *cuda, size_t n, unsigned flags, pw_gpus **out, zbso_err *
     if (g == NULL)
         return err_set(err, ZBSO_ENOMEM, "out of memory opening the GPUs");
     g->flags = flags;
-    if ((rc = pw_nvml_open(&g->nvml, err)) < 0)
+    if ((rc = nvml_lib_open(NULL, &g->nvml, err)) < 0)
         goto fail;
-    if ((nrc = g->nvml.device_get_count(&n_nvml)) != PW_NVML_SUCCESS) {
+    if ((nrc = g->nvml.device_get_count(&n_nvml)) != NVML_SUCCESS) {
         rc = err_set(err, ZBSO_ERUNTIME, "nvmlDeviceGetCount failed: %s",
-                     pw_nvml_strerror(&g->nvml, nrc));
+                     nvml_lib_strerror(&g->nvml, nrc));
         goto fail;
     }
     if ((rc = cuda_visible_devices(n_nvml, visible, &n_visible, err)) < 0)
@@ -220,17 +220,18 @@ int pw_open(const int *cuda, size_t n, unsigned flags, pw_gpus **out, zbso_err *
     for (unsigned i = 0; i < g->n; i++) {
         const char *what = "nvmlDeviceGetHandleByIndex";
         nrc = g->nvml.device_get_handle_by_index(g->nvml_index[i], &g->dev[i]);
-        if (nrc == PW_NVML_SUCCESS) {
+        if (nrc == NVML_SUCCESS) {
             what = "nvmlDeviceGetPowerManagementLimitConstraints";
-            nrc = g->nvml.get_constraints(g->dev[i], &g->min_mw[i], &g->max_mw[i]);
+            nrc = g->nvml.device_get_power_management_limit_constraints(
+                g->dev[i], &g->min_mw[i], &g->max_mw[i]);
         }
-        if (nrc == PW_NVML_SUCCESS) {
+        if (nrc == NVML_SUCCESS) {
             what = "nvmlDeviceGetPowerManagementLimit";
-            nrc = g->nvml.get_limit(g->dev[i], &g->original_mw[i]);
+            nrc = g->nvml.device_get_power_management_limit(g->dev[i], &g->original_mw[i]);
         }
-        if (nrc != PW_NVML_SUCCESS) {
+        if (nrc != NVML_SUCCESS) {
             rc = err_set(err, ZBSO_ERUNTIME, "%s failed for GPU %d (NVML index %u): %s", what,
-                         g->cuda_index[i], g->nvml_index[i], pw_nvml_strerror(&g->nvml, nrc));
+                         g->cuda_index[i], g->nvml_index[i], nvml_lib_strerror(&g->nvml, nrc));
             goto fail;
         }
     }
@@ -248,7 +249,7 @@ int pw_open(const int *cuda, size_t n, unsigned flags, pw_gpus **out, zbso_err *
     return 0;
 fail:
     pw_zeusd_close(g->zeusd);
-    pw_nvml_close(&g->nvml);
+    nvml_lib_close(&g->nvml);
     free(g);
     return rc;
 }
@@ -267,7 +268,7 @@ void pw_close(pw_gpus *g)
         guard_remove(g);
     }
     pw_zeusd_close(g->zeusd);
-    pw_nvml_close(&g->nvml);
+    nvml_lib_close(&g->nvml);
     free(g);
 }
 
@@ -322,10 +323,10 @@ unsigned long pw_set_count(const pw_gpus *g)
 int pw_limits(pw_gpus *g, unsigned *mw, zbso_err *err)
 {
     for (unsigned i = 0; i < g->n; i++) {
-        pw_nvml_ret nrc = g->nvml.get_limit(g->dev[i], &mw[i]);
-        if (nrc != PW_NVML_SUCCESS)
+        nvmlReturn_t nrc = g->nvml.device_get_power_management_limit(g->dev[i], &mw[i]);
+        if (nrc != NVML_SUCCESS)
             return err_set(err, ZBSO_ERUNTIME, "nvmlDeviceGetPowerManagementLimit failed "
-                           "for GPU %d: %s", g->cuda_index[i], pw_nvml_strerror(&g->nvml, nrc));
+                           "for GPU %d: %s", g->cuda_index[i], nvml_lib_strerror(&g->nvml, nrc));
     }
     return 0;
 }
@@ -346,17 +347,17 @@ static int set_some(pw_gpus *g, const unsigned *idx, unsigned k, unsigned mw, zb
     }
     for (unsigned i = 0; i < k; i++) {
         unsigned j = idx[i];
-        pw_nvml_ret nrc = g->nvml.set_limit(g->dev[j], mw);
-        if (nrc == PW_NVML_NO_PERMISSION)
+        nvmlReturn_t nrc = g->nvml.device_set_power_management_limit(g->dev[j], mw);
+        if (nrc == NVML_ERROR_NO_PERMISSION)
             return err_set(err, ZBSO_EPERM, "setting the power limit of GPU %d to %u mW needs "
                            "the CAP_SYS_ADMIN capability (NVML: %s): run as root or with "
                            "that capability, or set ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT to a "
                            "zeusd daemon with gpu-control, or use observer mode",
-                           g->cuda_index[j], mw, pw_nvml_strerror(&g->nvml, nrc));
-        if (nrc != PW_NVML_SUCCESS)
+                           g->cuda_index[j], mw, nvml_lib_strerror(&g->nvml, nrc));
+        if (nrc != NVML_SUCCESS)
             return err_set(err, ZBSO_ERUNTIME, "nvmlDeviceSetPowerManagementLimit(%u mW) "
                            "failed for GPU %d: %s", mw, g->cuda_index[j],
-                           pw_nvml_strerror(&g->nvml, nrc));
+                           nvml_lib_strerror(&g->nvml, nrc));
         g->sets++;
     }
     return 0;

@@ -1,39 +1,14 @@
 /* powerInt.h: the actuator's private parts, shared by actuator.c (open, set, restore and
- * the exit guard), pwnvml.c (NVML with its setter) and zeusd.c (the zeusd client). Not
- * included outside src/power. */
+ * the exit guard) and zeusd.c (the zeusd client); NVML is src/nvml's loader. Not included
+ * outside src/power. */
 #ifndef ZBSO_POWER_POWERINT_H
 #define ZBSO_POWER_POWERINT_H
 
 #include <stdbool.h>
 
+#include "nvml/nvml.h"
 #include "power/power.h"
 #include "zbso/zbso.h"
-
-/* ---- NVML (pwnvml.c): what the actuator calls, loaded with dlopen ---- */
-typedef int pw_nvml_ret;
-typedef struct nvmlDevice_st *pw_nvml_dev;
-
-#define PW_NVML_SUCCESS 0
-#define PW_NVML_NO_PERMISSION 4
-
-typedef struct pw_nvml {
-    void *handle;
-    pw_nvml_ret (*init)(void);
-    pw_nvml_ret (*shutdown)(void);
-    pw_nvml_ret (*device_get_count)(unsigned int *count);
-    pw_nvml_ret (*device_get_handle_by_index)(unsigned int index, pw_nvml_dev *device);
-    pw_nvml_ret (*get_limit)(pw_nvml_dev device, unsigned int *limit_mw);
-    pw_nvml_ret (*get_constraints)(pw_nvml_dev device, unsigned int *min_mw,
-                                   unsigned int *max_mw);
-    pw_nvml_ret (*set_limit)(pw_nvml_dev device, unsigned int limit_mw);
-    const char *(*error_string)(pw_nvml_ret rc);
-} pw_nvml;
-
-/* Loads NVML ($ZBSO_NVML_LIBRARY or libnvidia-ml.so.1) and calls nvmlInit. Returns 0 or
- * ZBSO_ECONFIG naming the path and what failed; on failure nothing needs closing. */
-int pw_nvml_open(pw_nvml *lib, zbso_err *err);
-void pw_nvml_close(pw_nvml *lib);   /* handle NULL: no-op */
-const char *pw_nvml_strerror(const pw_nvml *lib, pw_nvml_ret rc);
 
 /* ---- zeusd (zeusd.c) ---- */
 typedef struct pw_zeusd pw_zeusd;
@@ -56,12 +31,12 @@ int pw_zeusd_set(pw_zeusd *z, const unsigned *nvml, unsigned n, unsigned mw, zbs
 struct pw_gpus {
     unsigned flags;
     pw_kind kind;
-    pw_nvml nvml;
+    nvml_lib nvml;
     pw_zeusd *zeusd;
     unsigned n;
     unsigned nvml_index[ZBSO_MAX_GPUS];
     int cuda_index[ZBSO_MAX_GPUS];
-    pw_nvml_dev dev[ZBSO_MAX_GPUS];
+    nvmlDevice_t dev[ZBSO_MAX_GPUS];
     unsigned min_mw[ZBSO_MAX_GPUS], max_mw[ZBSO_MAX_GPUS];
     unsigned original_mw[ZBSO_MAX_GPUS];
     unsigned long sets;
