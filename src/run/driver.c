@@ -22,11 +22,22 @@
 
 extern char **environ;
 
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t interrupted;    /* the first signal received, 0: none */
+static volatile sig_atomic_t n_signals;      /* signals received (a second cuts grace) */
 
 static void on_signal(int sig)
 {
-    interrupted = sig;
+    if (!interrupted)
+        interrupted = sig;
+    n_signals++;
+}
+
+/* What the command gets when zbso run was interrupted: a Ctrl-C (SIGINT) passed on as it
+ * is, once (the command has its own process group, so the terminal's reaches zbso run
+ * alone), else SIGTERM. */
+static int stop_signal(void)
+{
+    return interrupted == SIGINT ? SIGINT : SIGTERM;
 }
 
 typedef struct driver {
@@ -315,7 +326,7 @@ static int run_try(driver *d, int64_t rec, int64_t try_no, run_history_row *row,
         run_power_tick(d->power);
     }
     if (r < 0 || r == 3 || interrupted) {
-        run_child_stop(c, d->o->grace_s, NULL);
+        run_child_stop(c, stop_signal(), d->o->grace_s, &n_signals, NULL);
         if (r == 3) {
             *err = s->err;
             rc = s->rc;
@@ -328,7 +339,8 @@ static int run_try(driver *d, int64_t rec, int64_t try_no, run_history_row *row,
         }
         goto out;
     }
-    rc = r == 2 ? run_child_stop(c, d->o->grace_s, err) : run_child_wait(c, err);
+    rc = r == 2 ? run_child_stop(c, SIGTERM, d->o->grace_s, &n_signals, err)
+                : run_child_wait(c, err);
     if (rc < 0)
         goto out;
     run_child_describe(c->exit_status, desc, sizeof desc);
@@ -376,7 +388,7 @@ out:
                 rc = err_set(err, end_err.code, "%s", end_err.msg);
         }
         if (spawned && !c->exited)
-            run_child_stop(c, d->o->grace_s, NULL);
+            run_child_stop(c, stop_signal(), d->o->grace_s, &n_signals, NULL);
         run_power_try_end(d->power);
     }
     if (log != NULL)
@@ -504,6 +516,7 @@ int run_main(const run_options *o, zbso_err *err)
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     interrupted = 0;
+    n_signals = 0;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
