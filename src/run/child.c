@@ -112,11 +112,18 @@ int run_child_spawn(run_child *c, char *const argv[], char *const envp[], FILE *
     }
     close(errp[1]);
     errp[1] = -1;
+    /* The guard kills the group if zbso run dies; PR_SET_PDEATHSIG reaches only the
+     * command itself, not what it started. */
+    zbso_err gerr;
+    if (pw_guard_watch(c->guard, (long)c->pid, true, &gerr) < 0)
+        fprintf(stderr, "zbso run: %s: the command's process group would outlive zbso run\n",
+                gerr.msg);
     /* The error pipe closes on exec (0 bytes) or carries the child's errno. */
     ssize_t got;
     while ((got = read(errp[0], &e, sizeof e)) < 0 && errno == EINTR)
         ;
     if (got == (ssize_t)sizeof e) {
+        pw_guard_watch(c->guard, (long)c->pid, false, NULL);
         waitpid(c->pid, NULL, 0);
         c->pid = -1;
         rc = err_set(err, ZBSO_EIO, "cannot run the command '%s': %s", argv[0], strerror(e));
@@ -237,6 +244,8 @@ static int reap(run_child *c, zbso_err *err)
 {
     int status = 0;
     kill(-c->pid, SIGKILL);
+    /* Before the reaping frees the pid, which could then name another group. */
+    pw_guard_watch(c->guard, (long)c->pid, false, NULL);
     while (!c->exited) {
         if (waitpid(c->pid, &status, 0) == c->pid) {
             c->exited = true;

@@ -52,6 +52,7 @@ typedef struct driver {
     recur_policy policy;           /* retries and the cost bound (recur/recur.h) */
     uint64_t seed;
     run_child *child;
+    pw_guard *guard;               /* kills the command's group if zbso run dies */
     run_power *power;              /* --power-limit (power.c); NULL without it */
 } driver;
 
@@ -487,6 +488,7 @@ int run_main(const run_options *o, zbso_err *err)
         goto out;
     }
     d->o = o;
+    d->child->guard = NULL;
     d->hist.csv = NULL;
     if ((rc = load_job_file(d, err)) < 0)
         goto out;
@@ -500,6 +502,11 @@ int run_main(const run_options *o, zbso_err *err)
     d->job = d->jf.spec;
     if ((rc = prepare(d, err)) < 0 || (rc = run_power_open(o, &d->job, &d->power, err)) < 0)
         goto out;
+    zbso_err gerr;
+    if (pw_guard_start(PW_OBSERVE, NULL, 0, NULL, &d->guard, &gerr) < 0)
+        fprintf(stderr, "zbso run: %s; a training command's children would outlive a "
+                "SIGKILL of zbso run\n", gerr.msg);
+    d->child->guard = d->guard;
     rc = o->server_url != NULL ? run_bso_http_open(o->server_url, &d->bso, err)
                                : run_bso_embedded_open(o->db_path, &d->bso, err);
     if (rc < 0)
@@ -531,6 +538,7 @@ out:
     if (d != NULL) {
         run_history_close(&d->hist);
         run_power_close(d->power);
+        pw_guard_stop(d->guard, true);
         run_bso_close(d->bso);
         run_meter_free(d->meter);
         if (d->has_re)

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "core/types.h"
+#include "power/power.h"
 #include "util/err.h"
 
 /* ---- the optimizer (bso_embedded.c, bso_http.c) -------------------------------------
@@ -109,6 +110,7 @@ void run_fmt_double(double v, char *out, size_t cap);
 typedef int (*run_line_fn)(void *ctx, const char *line, size_t len);
 
 typedef struct run_child {
+    pw_guard *guard;           /* kills the group if zbso run dies (NULL: none); caller's */
     pid_t pid;                 /* also its process group */
     int out_fd;                /* read end of the stdout+stderr pipe, -1 at EOF */
     FILE *log;                 /* every line is copied here */
