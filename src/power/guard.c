@@ -26,6 +26,7 @@
 #define GUARD_POLL_MS 200         /* how often the guard looks for a new parent */
 #define GUARD_PGIDS_MAX 64        /* process groups one guard watches */
 #define GUARD_STOP_WAIT_S 5.0     /* pw_guard_stop waits this long for the guard */
+#define GUARD_READY_MS 5000       /* pw_guard_start waits this long for it to start */
 
 extern char **environ;
 
@@ -150,6 +151,24 @@ int pw_guard_start(pw_kind kind, const pw_guard_gpu *gpus, unsigned n, const cha
         goto spawn_failed;
     gd->fd = sv[0];
     sv[0] = -1;
+    close(sv[1]);
+    sv[1] = -1;
+    /* Wait for its "ready" byte: a guard that cannot run is an error now, not a surprise
+     * after a kill, and its start (exec, loading libraries) is over before the caller
+     * measures anything. */
+    struct pollfd p = {.fd = gd->fd, .events = POLLIN};
+    char ready = 0;
+    int pr;
+    while ((pr = poll(&p, 1, GUARD_READY_MS)) < 0 && errno == EINTR)
+        ;
+    if (pr <= 0 || recv(gd->fd, &ready, 1, 0) != 1 || ready != 'r') {
+        rc = err_set(err, ZBSO_ECONFIG, "the guard '%s' did not start (%s)", prog,
+                     pr == 0 ? "no answer in 5 s" : "it ended");
+        close(gd->fd);
+        kill(gd->pid, SIGKILL);
+        waitpid(gd->pid, NULL, 0);
+        goto out;
+    }
     *out = gd;
     gd = NULL;
     rc = 0;
@@ -268,6 +287,9 @@ int pw_guard_main(int argc, char **argv)
         }
     for (size_t i = 0; i < sizeof ignored / sizeof ignored[0]; i++)
         signal(ignored[i], SIG_IGN);
+    /* Ready: the parent waits for this byte (stdin is one end of a socket pair). */
+    if (write(STDIN_FILENO, "r", 1) != 1)
+        return 1;
 
     /* Until the parent is gone: its end of the socket closed (it exited, or closed us
      * without "done"), or we were handed to another parent (a forked child of it holds

@@ -694,6 +694,32 @@ static void test_zeusd_unix_socket(void **unused)
     unsetenv("FAKE_NVML_SET_FAIL");
 }
 
+/* The guard restores through zeusd too: NVML may not set here, and a SIGKILL of the
+ * process that set 150 W through zeusd is followed by the guard's set of 300 W there. */
+static void test_zeusd_sigkill_restored_by_the_guard(void **unused)
+{
+    fake_zeusd z = {.discover_status = 200, .discover_body = DISCOVER, .set_status = 200};
+    unsigned last = 0;
+    (void)unused;
+    unlink(state);
+    setenv("FAKE_NVML_SET_FAIL", "noperm", 1);
+    zeusd_start(&z, false);
+    pid_t pid = child_at_150();
+    assert_int_equal(sets_in_file(0, &last), 2);
+    assert_int_equal(last, 150000);
+    kill_and_reap(pid);
+    for (int i = 0; i < 250 && last != 300000; i++) {
+        usleep(20000);
+        sets_in_file(0, &last);
+    }
+    assert_int_equal(last, 300000);
+    assert_int_equal(z.n, 4);   /* the child's discover and set, the guard's */
+    assert_string_equal(z.req[3], "POST /gpu/set_power_limit?gpu_ids=0,1&power_limit_mw=300000"
+                                  "&block=true HTTP/1.1|");
+    zeusd_stop(&z);
+    unsetenv("FAKE_NVML_SET_FAIL");
+}
+
 static void test_zeusd_tcp_errors_and_legacy(void **unused)
 {
     fake_zeusd z = {.discover_status = 200, .discover_body = DISCOVER, .set_status = 403};
@@ -770,6 +796,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_zeusd_unix_socket, setup, teardown),
         cmocka_unit_test_setup_teardown(test_zeusd_tcp_errors_and_legacy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_zeusd_sigkill_restored_by_the_guard, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
