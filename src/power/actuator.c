@@ -292,6 +292,7 @@ int pw_open(const int *cuda, size_t n, unsigned flags, pw_gpus **out, zbso_err *
     if (g == NULL)
         return err_set(err, ZBSO_ENOMEM, "out of memory opening the GPUs");
     g->flags = flags;
+    g->owner = getpid();
     if ((rc = nvml_lib_open(NULL, &g->nvml, err)) < 0)
         goto fail;
     if ((nrc = g->nvml.device_get_count(&n_nvml)) != NVML_SUCCESS) {
@@ -372,6 +373,13 @@ void pw_close(pw_gpus *g)
 {
     if (g == NULL)
         return;
+    if (g->owner != getpid()) {
+        /* A forked child's copy: the limits, their records and the guard are the
+         * parent's. Close our copy of the guard's socket (its end stays open). */
+        pw_guard_stop(g->guard, false);
+        g->guard = NULL;
+        g->guarded = false;
+    }
     if (g->guarded) {
         zbso_err err;
         pthread_mutex_lock(&guard_mu);

@@ -5,6 +5,7 @@
 #define ZBSO_POWER_POWERINT_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "nvml/nvml.h"
 #include "power/power.h"
@@ -84,6 +85,7 @@ struct pw_gpus {
     bool recorded[ZBSO_MAX_GPUS];          /* this process wrote the GPU's record */
     char state_dir[PW_PATH_MAX];           /* "" when records cannot be kept */
     pw_guard *guard;
+    pid_t owner;                           /* the process that opened it (not a fork) */
     unsigned long sets;
     bool guarded;            /* in the exit guard's list (actuator.c) */
     bool dead;               /* restored for good by a signal: no more sets */

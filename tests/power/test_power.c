@@ -694,6 +694,31 @@ static void test_zeusd_unix_socket(void **unused)
     unsetenv("FAKE_NVML_SET_FAIL");
 }
 
+/* A forked child that closes its copy of the parent's actuator (a data loader worker
+ * freeing the optimizer it inherited) restores nothing and leaves the parent's guard. */
+static void test_forked_child_close_leaves_the_parents(void **unused)
+{
+    pw_gpus *g;
+    zbso_err err;
+    unsigned cur[2], last;
+    (void)unused;
+    assert_int_equal(pw_open(NULL, 0, 0, &g, &err), 0);
+    assert_int_equal(pw_set(g, 150000, &err), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        pw_close(g);
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(pw_limits(g, cur, &err), 0);
+    assert_true(cur[0] == 150000 && cur[1] == 150000);
+    pw_close(g);
+    assert_int_equal(sets_in_file(0, &last), 4);   /* 150, 300 on two GPUs */
+    assert_int_equal(last, 300000);
+}
+
 /* The guard restores through zeusd too: NVML may not set here, and a SIGKILL of the
  * process that set 150 W through zeusd is followed by the guard's set of 300 W there. */
 static void test_zeusd_sigkill_restored_by_the_guard(void **unused)
@@ -796,6 +821,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_zeusd_unix_socket, setup, teardown),
         cmocka_unit_test_setup_teardown(test_zeusd_tcp_errors_and_legacy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forked_child_close_leaves_the_parents, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_zeusd_sigkill_restored_by_the_guard, setup,
                                         teardown),
     };
