@@ -289,9 +289,10 @@ int zbso_client_training_finished(const zbso_client *c);
  * default limits) are put back when it is freed, at process exit, and on SIGTERM, SIGINT
  * and SIGHUP whose action was the default; after a death the process cannot catch
  * (SIGKILL, an OOM kill, a crash) by the guard process zbso-guard it starts ($ZBSO_GUARD,
- * else beside libzbso.so; not found: ZBSO_ECONFIG, or ZBSO_GUARD=none). With a client, or the environment `zbso run` sets, the job's profile of the
- * batch size is read from the server first (a profile found: no profiling) and stored
- * there after profiling. One optimizer per process and set of GPUs, used from one thread
+ * else beside libzbso.so; not found: ZBSO_ECONFIG, or ZBSO_GUARD=none). With a client,
+ * or the environment `zbso run` sets, the job's profile of the batch size is read from
+ * the server first (a profile found: no profiling) and stored there after profiling.
+ * One optimizer per process and set of GPUs, used from one thread
  * at a time. Failures return a negative ZBSO_E* code with the message in
  * zbso_power_optimizer_errmsg: ZBSO_EINVAL (a bad option, naming it), ZBSO_ECONFIG (no
  * NVML or GPU, GPUs without one range of limits, zeusd unreachable or unfit, a bad
