@@ -433,24 +433,24 @@ static void dashboard_get(const http_ctx *ctx, struct MHD_Connection *c, const c
 /* Every route; a path listed twice serves two methods and shares one Allow value. Paths
  * with parameters are http_path_pattern's patterns. */
 static const http_route routes[] = {
-    {"GET", "/jobs", "GET, POST, DELETE", false, false, jobs_get, true},
-    {"POST", "/jobs", "GET, POST, DELETE", true, false, jobs_post, false},
-    {"DELETE", "/jobs", "GET, POST, DELETE", false, false, jobs_delete, false},
-    {"GET", "/jobs/batch_size", "GET", false, false, batch_size_get, false},
-    {"POST", "/report", "POST", true, false, report_post, false},
-    {"PATCH", "/trials", "PATCH", true, false, trials_patch, false},
-    {"GET", "/power_profiles", "GET, PUT", false, false, profiles_get, false},
-    {"PUT", "/power_profiles", "GET, PUT", true, false, profiles_put, false},
-    {"GET", "/healthz", "GET", false, true, healthz_get, false},
-    {"GET", PAT_JOB, "GET", false, false, job_get, true},
-    {"GET", PAT_TRIALS, "GET", false, false, trials_get, true},
-    {"GET", PAT_TRIAL, "GET", false, false, trial_get, true},
-    {"GET", "/openapi.json", "GET", false, false, openapi_get, true},
-    {"GET", "/metrics", "GET", false, false, http_metrics_get, true},
+    {"GET", "/jobs", "GET, POST, DELETE", false, HTTP_SCOPE_READ, jobs_get, true},
+    {"POST", "/jobs", "GET, POST, DELETE", true, HTTP_SCOPE_CLIENT, jobs_post, false},
+    {"DELETE", "/jobs", "GET, POST, DELETE", false, HTTP_SCOPE_ADMIN, jobs_delete, false},
+    {"GET", "/jobs/batch_size", "GET", false, HTTP_SCOPE_CLIENT, batch_size_get, false},
+    {"POST", "/report", "POST", true, HTTP_SCOPE_CLIENT, report_post, false},
+    {"PATCH", "/trials", "PATCH", true, HTTP_SCOPE_CLIENT, trials_patch, false},
+    {"GET", "/power_profiles", "GET, PUT", false, HTTP_SCOPE_READ, profiles_get, false},
+    {"PUT", "/power_profiles", "GET, PUT", true, HTTP_SCOPE_ADMIN, profiles_put, false},
+    {"GET", "/healthz", "GET", false, HTTP_SCOPE_PUBLIC, healthz_get, false},
+    {"GET", PAT_JOB, "GET", false, HTTP_SCOPE_READ, job_get, true},
+    {"GET", PAT_TRIALS, "GET", false, HTTP_SCOPE_READ, trials_get, true},
+    {"GET", PAT_TRIAL, "GET", false, HTTP_SCOPE_READ, trial_get, true},
+    {"GET", "/openapi.json", "GET", false, HTTP_SCOPE_READ, openapi_get, true},
+    {"GET", "/metrics", "GET", false, HTTP_SCOPE_READ, http_metrics_get, true},
     /* The dashboard's static files: answered at once, ahead of the views they call. */
-    {"GET", DASH_PATH_INDEX, "GET", false, true, dashboard_get, false},
-    {"GET", DASH_PATH_JS, "GET", false, true, dashboard_get, false},
-    {"GET", DASH_PATH_CSS, "GET", false, true, dashboard_get, false},
+    {"GET", DASH_PATH_INDEX, "GET", false, HTTP_SCOPE_PUBLIC, dashboard_get, false},
+    {"GET", DASH_PATH_JS, "GET", false, HTTP_SCOPE_PUBLIC, dashboard_get, false},
+    {"GET", DASH_PATH_CSS, "GET", false, HTTP_SCOPE_PUBLIC, dashboard_get, false},
 };
 
 /* Whether s ends with the n bytes of suffix, with something before them. */
