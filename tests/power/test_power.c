@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <dirent.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -81,16 +82,21 @@ static int teardown(void **unused)
     unlink(state);
     snprintf(p, sizeof p, "%s/zeusd.sock", dir);
     unlink(p);
-    DIR *d = opendir(state_dir);
-    struct dirent *e;
-    while (d != NULL && (e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.') {
-            snprintf(p, sizeof p, "%s/%s", state_dir, e->d_name);
-            unlink(p);
-        }
-    if (d != NULL)
-        closedir(d);
-    rmdir(state_dir);
+    /* A guard of a killed child may still be removing its records: retry for 2 s. */
+    for (int i = 0; i < 100; i++) {
+        DIR *d = opendir(state_dir);
+        struct dirent *e;
+        while (d != NULL && (e = readdir(d)) != NULL)
+            if (e->d_name[0] != '.') {
+                snprintf(p, sizeof p, "%s/%s", state_dir, e->d_name);
+                unlink(p);
+            }
+        if (d != NULL)
+            closedir(d);
+        if (rmdir(state_dir) == 0 || errno == ENOENT)
+            break;
+        usleep(20000);
+    }
     rmdir(dir);
     return 0;
 }
