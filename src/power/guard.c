@@ -101,8 +101,12 @@ int pw_guard_start(pw_kind kind, const pw_guard_gpu *gpus, unsigned n, const cha
     *out = NULL;
     if (n > ZBSO_MAX_GPUS)
         return err_set(err, ZBSO_EINVAL, "a guard holds at most %d GPUs", ZBSO_MAX_GPUS);
-    if ((rc = guard_program(prog, sizeof prog, err)) != 0)
+    if ((rc = guard_program(prog, sizeof prog, err)) != 0) {
+        if (rc > 0 && n > 0)
+            fprintf(stderr, "zbso: ZBSO_GUARD=none: no guard process; the GPU power limits "
+                    "set from now on outlive a SIGKILL of process %ld\n", (long)getpid());
         return rc < 0 ? rc : 0;
+    }
     pw_guard *gd = calloc(1, sizeof *gd);
     if (gd == NULL)
         return err_set(err, ZBSO_ENOMEM, "out of memory starting the guard");
