@@ -27,6 +27,7 @@
 #define GUARD_PGIDS_MAX 64        /* process groups one guard watches */
 #define GUARD_STOP_WAIT_S 5.0     /* pw_guard_stop waits this long for the guard */
 #define GUARD_READY_MS 5000       /* pw_guard_start waits this long for it to start */
+#define GUARD_SETTLE_MS 100       /* after the parent's death, before restoring */
 
 extern char **environ;
 
@@ -341,6 +342,11 @@ int pw_guard_main(int argc, char **argv)
                     "group %ld)\n", parent, pgids[i]);
     if (n_gpus == 0 || kind == PW_OBSERVE)
         return 0;
+    /* The parent's socket closes early in its exit, before the kernel sends its children
+     * their PR_SET_PDEATHSIG; a child's set call already in flight (a `zbso run` command's
+     * optimizer) would complete after ours. Let them die first. */
+    struct timespec settle = {0, GUARD_SETTLE_MS * 1000 * 1000};
+    nanosleep(&settle, NULL);
     /* With records, only the GPUs whose record the parent still holds: one it restored
      * and released (a clean exit) may be another process's by now, and one held by
      * another process is that one's to put back. The lock orders us with a process that

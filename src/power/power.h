@@ -85,7 +85,8 @@ unsigned long pw_set_count(const pw_gpus *g);
  * /usr/libexec/zbso; ZBSO_GUARD=none: no guard) in a session of its own; when this process
  * ends without stopping it (SIGKILL, OOM kill, a crash, or a clean exit), the guard kills
  * the process groups it watches and sets each GPU back to its original limit through
- * NVML or zeusd, within GUARD_POLL_MS (0.2 s) of the death plus the set calls. */
+ * NVML or zeusd, within 0.3 s of the death (a poll of 0.2 s, then 0.1 s for the dead
+ * process's children to die) plus the set calls. */
 typedef struct pw_guard pw_guard;
 
 /* A GPU the guard holds: its NVML index, UUID (checked before setting) and the limit to
