@@ -204,6 +204,29 @@ class PowerLimits(PowerRunCase):
         self.assertEqual(self.sets()[-1], 300)
         self.assertNotIn(200, self.sets()[self.sets().index(200) + 1:])
 
+    def test_sigkill_in_client_mode_restored_and_command_dead(self):
+        # The command's own optimizer lowered the limit (here: NVML straight from the
+        # script); zbso run holds the record, so its guard restores, and the command dies.
+        import json
+        with open(os.path.join(self.dir, "job.json"), "w") as f:
+            json.dump(JOB, f)
+        e = {k: v for k, v in os.environ.items() if not k.startswith("ZEUS_")}
+        e.update(self.env())
+        proc = subprocess.Popen([ZBSO_BIN, "run", "--db", "x.db", "--spec", "job.json",
+                                 "--recurrences", "1", "--log-dir", "logs", "--power-limit",
+                                 "jit", "--", *POWER_TRAIN, "--set-limit", "150000",
+                                 "--steps", "100000", "--record", self.record],
+                                cwd=self.dir, env=e, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        self.assertIsNotNone(wait_until(lambda: 150 in self.sets(), 60), self.sets())
+        children = [int(x) for x in open(f"/proc/{proc.pid}/task/{proc.pid}/children")
+                    .read().split()]
+        proc.kill()
+        proc.communicate()
+        self.assertIsNotNone(wait_until(lambda: self.sets()[-1] == 300, 5), self.sets())
+        self.assertIsNotNone(wait_until(lambda: not any(alive(c) for c in children), 5))
+
     def test_no_record_restores_the_default_not_the_limit_found(self):
         # A GPU left at 200 W by a process that kept no record (Zeus, an older zbso):
         # its default, 300 W, is what comes back, never the 200 W found.
