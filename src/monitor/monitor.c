@@ -12,14 +12,6 @@
 #include "util/clock.h"
 #include "util/mem.h"
 
-#define DEFAULT_NVML_LIBRARY "libnvidia-ml.so.1"
-
-const char *mon_nvml_path(void)
-{
-    const char *path = getenv("ZBSO_NVML_LIBRARY");
-    return path == NULL || path[0] == '\0' ? DEFAULT_NVML_LIBRARY : path;
-}
-
 int mon_visible_devices(unsigned n_nvml, unsigned *visible, unsigned *n_visible,
                         zbso_err *err)
 {
@@ -152,7 +144,7 @@ static int open_gpus(zbso_monitor *mon, zbso_err *err)
  * error of choose_gpus / open_gpus / nvml_lib_open. */
 static int setup_gpus(zbso_monitor *mon, const int *gpu_indices, int n_gpus, zbso_err *err)
 {
-    int rc = nvml_lib_open(mon_nvml_path(), &mon->nvml, err);
+    int rc = nvml_lib_open(NULL, &mon->nvml, err);
     if (rc < 0 && n_gpus < 0) {
         snprintf(mon->gpu_status, sizeof mon->gpu_status, "%s", err->msg);
         err_clear(err);
