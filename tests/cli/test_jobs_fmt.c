@@ -78,13 +78,13 @@ static void test_list_table(void **state)
     expect(jobs_fmt_list, JOBS_FMT_TABLE, JOBS,
            "job id          stage    cost saved (J)  cost saved  break-even  "
            "energy saved (kWh)  energy saved  time saved (s)  time saved  trials  running  "
-           "failed  best bs  updated (UTC)\n"
+           "failed  best bs  policy  updated (UTC)\n"
            "bert-1          MAB              -100.0       -0.1%  17                      "
            "-0.001         -2.2%            12.5        2.5%      12        1       1       32  "
-           "2023-11-14T23:13:20Z\n"
+           "smart   2023-11-14T23:13:20Z\n"
            "new, \"odd\"\\x07  Pruning               -           -  -                      "
            "      -             -               -           -       0        0       0        8  "
-           "1970-01-01T00:00:00Z\n");
+           "zeus    1970-01-01T00:00:00Z\n");
 }
 
 static void test_list_csv(void **state)
@@ -101,12 +101,12 @@ static void test_list_csv(void **state)
            "ngs.saved_pct.energy,savings.saved_pct.time,savings.spent.energy_kwh,savings.saved.en"
            "ergy_kwh,trials.by_stop_reason.target_reached,trials.by_stop_reason.cost_bound,trials"
            ".by_stop_reason.max_epochs,trials.by_stop_reason.ended,trials.by_stop_reason.lease_ex"
-           "pired,trials.by_stop_reason.unknown\r\n"
+           "pired,trials.by_stop_reason.unknown,policy\r\n"
            "bert-1,bert,MAB,1700000000.5,1700003600.25,12,1,10,1,8260.4500000000007,32,32,10,1,12"
            "3456.78,456.05000000000001,99999.5,16,2,15000,50,11000,-3456.75,12.5,-100,17,32,8260."
-           "5,1200.25,-0.125,-2.25,2.5,,-0.0009765625,8,1,1,1,0,0\r\n"
+           "5,1200.25,-0.125,-2.25,2.5,,-0.0009765625,8,1,1,1,0,0,smart\r\n"
            "\"new, \"\"odd\"\"\a\",new,Pruning,0,0,0,0,0,0,,8,8,0,0,0,0,0,8,0,,,,,,,,,,,,,,,,0,0,"
-           "0,0,0,0\r\n");
+           "0,0,0,0,zeus\r\n");
 }
 
 static void test_list_json_is_the_document(void **state)
