@@ -60,7 +60,7 @@ int config_parse_count(const char *what, const char *text, unsigned max, unsigne
 /* Copies text into dst (capacity cap bytes including the NUL); ZBSO_EINVAL when longer. */
 int config_copy(const char *what, const char *text, char *dst, size_t cap, zbso_err *err);
 
-/* Copies url into out (capacity cap) with every password replaced by `***` (pgurl_mask:
+/* Copies url into out (capacity cap) with every password replaced by `***` (dburl_mask:
  * `user:***@`, `password=***`, `sslpassword=***`), so URLs can be logged without their
  * secrets. Truncates to fit. */
 void config_redact_url(const char *url, char *out, size_t cap);
