@@ -194,17 +194,22 @@ static void curves_stop(store *st);
  * ZBSO_ENOMEM when the flusher cannot start) with *out NULL and the store closed. */
 int store_open(const char *url, const store_options *opt, store **out, zbso_err *err)
 {
+    *out = NULL;
+    const store_backend *b = store_backend_for_url(url, err);
+    if (b == NULL)
+        return ZBSO_EINVAL;
+    return store_open_backend(b, url, opt, out, err);
+}
+
+int store_open_backend(const store_backend *b, const char *url, const store_options *opt,
+                       store **out, zbso_err *err)
+{
     static const store_options defaults = {.create_if_empty = true};
     int rc;
     store *st = NULL;
     *out = NULL;
     if (opt == NULL)
         opt = &defaults;
-    const store_backend *b = store_backend_for_url(url, err);
-    if (b == NULL) {
-        rc = ZBSO_EINVAL;
-        goto out;
-    }
     if ((rc = b->open(url, opt, &st, err)) < 0)
         goto out;
     schema_plan p = {.st = st, .opt = opt};

@@ -247,6 +247,10 @@ const store_backend *store_backend_for_url(const char *url, zbso_err *err);
  * database that cannot take writes (store_health). Returns 0 with *out set, or a
  * negative code with *out NULL. */
 int store_open(const char *url, const store_options *opt, store **out, zbso_err *err);
+/* store_open with backend b, whatever url's scheme: for a backend outside the URL table
+ * (tests/netdb's fault-injecting driver). */
+int store_open_backend(const store_backend *b, const char *url, const store_options *opt,
+                       store **out, zbso_err *err);
 void store_close(store *st);
 int store_exec(store *st, store_work_fn fn, void *arg, zbso_err *err);
 /* Runs fn as a read-only unit of work (store_backend.exec_read). */
