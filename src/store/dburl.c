@@ -422,3 +422,59 @@ int dburl_no_value(const dburl_text *t, const char *name, zbso_err *err)
         snprintf(msg, sizeof msg, "the query has a part without '=value'");
     return dburl_fail(t, err, msg);
 }
+
+int dburl_start(const char *url, const char *const *schemes, size_t n_schemes,
+                const char *not_ours, dburl_text *t, char *masked, size_t masked_cap,
+                dburl_parts *parts, zbso_err *err)
+{
+    if (url == NULL)
+        return err_set(err, ZBSO_EINVAL, "the database URL is missing");
+    dburl_mask(url, masked, masked_cap);
+    size_t len = strnlen(url, DBURL_URL_MAX + 1);
+    if (len > DBURL_URL_MAX) {
+        char msg[80];
+        snprintf(msg, sizeof msg, "is longer than %d bytes", DBURL_URL_MAX);
+        return dburl_fail(t, err, msg);
+    }
+    const char *p = NULL;
+    for (size_t i = 0; p == NULL && i < n_schemes; i++) {
+        size_t n = strlen(schemes[i]);
+        if (len >= n && memcmp(url, schemes[i], n) == 0)
+            p = url + n;
+    }
+    if (p == NULL)
+        return dburl_fail(t, err, not_ours);
+    dburl_split(p, url + len, parts);
+    return 0;
+}
+
+int dburl_dbname(dburl_text *t, const dburl_parts *parts, const char **value, zbso_err *err)
+{
+    const char *db = parts->path, *db_end = parts->path_end;
+    *value = NULL;
+    if (db == NULL || db_end == db)
+        return 0;
+    if (memchr(db, '/', (size_t)(db_end - db)) != NULL) {
+        char msg[200], shown[DBURL_SHOWN_MAX + 4];
+        dburl_show(db, (size_t)(db_end - db), shown);
+        snprintf(msg, sizeof msg, "path \"/%s\" is more than a database name", shown);
+        return dburl_fail(t, err, msg);
+    }
+    return dburl_decode(t, db, (size_t)(db_end - db), "database name", false, value, err);
+}
+
+int dburl_userinfo(dburl_text *t, const dburl_parts *parts, const char **user,
+                   const char **password, zbso_err *err)
+{
+    int rc = 0;
+    *user = NULL;
+    *password = NULL;
+    if (parts->user != NULL && parts->user_end > parts->user &&
+        (rc = dburl_decode(t, parts->user, (size_t)(parts->user_end - parts->user), "user",
+                           false, user, err)) < 0)
+        return rc;
+    if (parts->pw != NULL && parts->pw_end > parts->pw)
+        rc = dburl_decode(t, parts->pw, (size_t)(parts->pw_end - parts->pw), "password", true,
+                          password, err);
+    return rc;
+}

@@ -77,6 +77,24 @@ int dburl_copy(dburl_text *t, const char *s, size_t n, const char **value, zbso_
 int dburl_cred(dburl_text *t, const char *what, const char *value, const char **out,
                zbso_err *err);
 
+/* The start of every parse: writes url masked into masked (masked_cap bytes; t->masked
+ * should point at it), then refuses a NULL url, one longer than DBURL_URL_MAX bytes or one
+ * of none of the n_schemes schemes ("postgresql://"; not_ours is then the message, after
+ * the masked URL), and splits what follows the scheme into *parts. Returns 0 or
+ * ZBSO_EINVAL. */
+int dburl_start(const char *url, const char *const *schemes, size_t n_schemes,
+                const char *not_ours, dburl_text *t, char *masked, size_t masked_cap,
+                dburl_parts *parts, zbso_err *err);
+
+/* The user and password of parts, decoded into t: each NULL when the URL gives none or
+ * an empty one. Returns 0 or ZBSO_EINVAL (the password's text never in the message). */
+int dburl_userinfo(dburl_text *t, const dburl_parts *parts, const char **user,
+                   const char **password, zbso_err *err);
+
+/* The database name of parts' path, decoded into t: *value NULL when there is none (no
+ * path, or "/" alone). Refuses a path with a second '/'. Returns 0 or ZBSO_EINVAL. */
+int dburl_dbname(dburl_text *t, const dburl_parts *parts, const char **value, zbso_err *err);
+
 /* One host of a URL: decoded host (NULL when empty) and port (0 when none). */
 typedef struct dburl_host {
     const char *host;

@@ -306,15 +306,24 @@ static int txn_begin(my_txn *t, zbso_err *err)
     return 0;
 }
 
+/* What every statement does first: a unit that failed gets its first failure again;
+ * otherwise its transaction starts when it has not (*first: this is its first
+ * statement). Returns 0 or the failure. */
+static int statement_start(my_txn *t, bool *first, zbso_err *err)
+{
+    if (t->aborted)
+        return netdb_failed_before(t, err);
+    *first = !t->begun;
+    return txn_begin(t, err);
+}
+
 int my_run_simple(my_txn *t, const char *sql, my_rows **out, const char *what,
                   zbso_err *err)
 {
+    bool first;
     if (out != NULL)
         *out = NULL;
-    if (t->aborted)
-        return netdb_failed_before(t, err);
-    bool first = !t->begun;
-    int rc = txn_begin(t, err);
+    int rc = statement_start(t, &first, err);
     if (rc < 0)
         return rc;
     if (t->st->echo_sql)
@@ -543,11 +552,9 @@ static MYSQL_STMT *prepare(my_txn *t, const char *sql, bool first, const char *w
 int my_run(my_txn *t, int id, const my_value *v, my_rows **out, const char *what,
            const char *job_id, zbso_err *err)
 {
+    bool first;
     *out = NULL;
-    if (t->aborted)
-        return netdb_failed_before(t, err);
-    bool first = !t->begun;
-    int rc = txn_begin(t, err);
+    int rc = statement_start(t, &first, err);
     if (rc < 0)
         return rc;
     MYSQL_STMT **slot = &((my_conn *)t->c)->stmts[id];
@@ -564,11 +571,9 @@ int my_run(my_txn *t, int id, const my_value *v, my_rows **out, const char *what
 int my_run_sql(my_txn *t, const char *sql, const my_value *v, int n_params, my_rows **out,
                const char *what, const char *job_id, zbso_err *err)
 {
+    bool first;
     *out = NULL;
-    if (t->aborted)
-        return netdb_failed_before(t, err);
-    bool first = !t->begun;
-    int rc = txn_begin(t, err);
+    int rc = statement_start(t, &first, err);
     if (rc < 0)
         return rc;
     MYSQL_STMT *s = prepare(t, sql, first, what, job_id, err);
@@ -814,18 +819,8 @@ static int my_open(const char *url, const store_options *opt, store **out, zbso_
     return netdb_open(&my_driver, url, opt, out, err);
 }
 
-const store_backend store_mysql_backend = {
-    .name = "mysql",
-    .open = my_open,
-    .close = netdb_close,
-    .exec = netdb_exec,
-    .latest_schema_version = MY_LATEST,
-    .schema_steps = my_schema_steps,
-    .schema_lock_sql = MY_SCHEMA_LOCK_SQL,
-    .schema_run = netdb_schema_run,
-    .exec_read = netdb_exec_read,
-    .health = netdb_health,
-};
+const store_backend store_mysql_backend =
+    NETDB_BACKEND("mysql", my_open, MY_LATEST, my_schema_steps, MY_SCHEMA_LOCK_SQL);
 
 static const netdb_driver my_driver = {
     .version = NETDB_DRIVER_VERSION,

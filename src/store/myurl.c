@@ -133,7 +133,8 @@ static int set_key(myurl *u, dburl_text *t, query_key k, const char *v, const ch
 }
 
 /* key=value&key=value... */
-static int parse_query(myurl *u, dburl_text *t, const char *p, const char *end, zbso_err *err)
+static int parse_query(myurl *u, dburl_text *t, const char *p, const char *end,
+                       zbso_err *err)
 {
     char msg[300], shown[DBURL_SHOWN_MAX + 4];
     dburl_kv kv;
@@ -160,42 +161,20 @@ static int parse_query(myurl *u, dburl_text *t, const char *p, const char *end, 
 
 /* myurl_parse into t, out->text's bookkeeping. */
 static int parse(const char *url, const char *user, const char *password, myurl *out,
-                 dburl_text *tp, zbso_err *err)
+                 dburl_text *t, zbso_err *err)
 {
     int rc;
-    dburl_text *t = tp;
-    if (url == NULL)
-        return err_set(err, ZBSO_EINVAL, "the database URL is missing");
-    dburl_mask(url, out->masked, sizeof out->masked);
-    size_t len = strnlen(url, MYURL_URL_MAX + 1);
-    if (len > MYURL_URL_MAX) {
-        char msg[80];
-        snprintf(msg, sizeof msg, "is longer than %d bytes", MYURL_URL_MAX);
-        return dburl_fail(t, err, msg);
-    }
-    const char *p = NULL, *end = url + len;
-    for (size_t i = 0; p == NULL && i < sizeof schemes / sizeof schemes[0]; i++) {
-        size_t n = strlen(schemes[i]);
-        if (len >= n && memcmp(url, schemes[i], n) == 0)
-            p = url + n;
-    }
-    if (p == NULL)
-        return dburl_fail(t, err, "is not a MySQL URL (mysql://user:password@host:port/"
-                          "database, also spelt mysql+asyncmy://, mysql+aiomysql://,"
-                          " mysql+pymysql://, mysql+mysqldb://, mysql+mysqlconnector://,"
-                          " mariadb://, mariadb+mariadbconnector://)");
+    dburl_parts parts;
+    if ((rc = dburl_start(url, schemes, sizeof schemes / sizeof schemes[0],
+                          "is not a MySQL URL (mysql://user:password@host:port/database, also"
+                          " spelt mysql+asyncmy://, mysql+aiomysql://, mysql+pymysql://,"
+                          " mysql+mysqldb://, mysql+mysqlconnector://, mariadb://,"
+                          " mariadb+mariadbconnector://)",
+                          t, out->masked, sizeof out->masked, &parts, err)) < 0)
+        return rc;
     if ((rc = dburl_copy(t, "utf8mb4", 7, &out->charset, err)) < 0)
         return rc;
-
-    dburl_parts parts;
-    dburl_split(p, end, &parts);
-    if (parts.user != NULL && parts.user_end > parts.user &&
-        (rc = dburl_decode(t, parts.user, (size_t)(parts.user_end - parts.user), "user",
-                           false, &out->user, err)) < 0)
-        return rc;
-    if (parts.pw != NULL && parts.pw_end > parts.pw &&
-        (rc = dburl_decode(t, parts.pw, (size_t)(parts.pw_end - parts.pw), "password", true,
-                           &out->password, err)) < 0)
+    if ((rc = dburl_userinfo(t, &parts, &out->user, &out->password, err)) < 0)
         return rc;
     dburl_host h;
     if ((rc = dburl_host_port(t, parts.host, parts.host_end, parts.user != NULL, &h,
@@ -203,20 +182,12 @@ static int parse(const char *url, const char *user, const char *password, myurl 
         return rc;
     out->host = h.host;
     out->port = h.port;
-    const char *db = parts.path, *db_end = parts.path_end;
-    if (db == NULL || db_end == db)
+    if ((rc = dburl_dbname(t, &parts, &out->database, err)) < 0)
+        return rc;
+    if (out->database == NULL)
         return dburl_fail(t, err, "names no database (mysql://user:password@host:port/"
                           "database)");
-    if (memchr(db, '/', (size_t)(db_end - db)) != NULL) {
-        char msg[200], shown[DBURL_SHOWN_MAX + 4];
-        dburl_show(db, (size_t)(db_end - db), shown);
-        snprintf(msg, sizeof msg, "path \"/%s\" is more than a database name", shown);
-        return dburl_fail(t, err, msg);
-    }
-    if ((rc = dburl_decode(t, db, (size_t)(db_end - db), "database name", false,
-                           &out->database, err)) < 0)
-        return rc;
-    if (parts.query != NULL && (rc = parse_query(out, t, parts.query, end, err)) < 0)
+    if (parts.query != NULL && (rc = parse_query(out, t, parts.query, parts.end, err)) < 0)
         return rc;
     if ((rc = dburl_cred(t, "user", user, &out->user, err)) < 0 ||
         (rc = dburl_cred(t, "password", password, &out->password, err)) < 0)

@@ -135,6 +135,17 @@ int netdb_exec_read(store *st, store_work_fn fn, void *arg, zbso_err *err);
 int netdb_schema_run(store *st, store_schema_plan_fn plan, void *ctx, zbso_err *err);
 int netdb_health(store *st, zbso_err *err);
 
+/* The store.h backend table of a netdb driver: the schema's members are the driver's
+ * (name, its open function, which calls netdb_open with the driver, the newest schema
+ * version, the steps, the schema lock statement), every other member netdb.c's. */
+#define NETDB_BACKEND(name_, open_, latest_, steps_, lock_sql_)                            \
+    {                                                                                     \
+        .name = (name_), .open = (open_), .close = netdb_close, .exec = netdb_exec,       \
+        .latest_schema_version = (latest_), .schema_steps = (steps_),                     \
+        .schema_lock_sql = (lock_sql_), .schema_run = netdb_schema_run,                   \
+        .exec_read = netdb_exec_read, .health = netdb_health,                             \
+    }
+
 /* Records a failed statement of t: the first failure that is not statement_only marks t
  * aborted and is kept in t->first; f->broken marks t broken (and the code becomes
  * ZBSO_EUNAVAIL), f->retry marks t for a rerun. The message is "<name>: <what> failed on

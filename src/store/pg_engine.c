@@ -82,14 +82,7 @@ static void result_message(PGconn *db, const PGresult *r, char *out, size_t cap)
     const char *m = r != NULL ? PQresultErrorMessage(r) : NULL;
     if (m == NULL || m[0] == '\0')
         m = db != NULL ? PQerrorMessage(db) : "no connection";
-    if (m == NULL || m[0] == '\0')
-        m = "unknown error";
-    size_t n = 0;
-    for (; m[n] != '\0' && n + 1 < cap; n++)
-        out[n] = m[n] == '\n' || m[n] == '\r' ? ' ' : m[n];
-    while (n > 0 && out[n - 1] == ' ')
-        n--;
-    out[n] = '\0';
+    netdb_one_line(m, out, cap);
 }
 
 int pg_txn_fail(pg_txn *t, const PGresult *r, const char *what, const char *job_id,
@@ -437,18 +430,8 @@ static int pg_open(const char *url, const store_options *opt, store **out, zbso_
     return netdb_open(&pg_driver, url, opt, out, err);
 }
 
-const store_backend store_postgresql_backend = {
-    .name = "postgresql",
-    .open = pg_open,
-    .close = netdb_close,
-    .exec = netdb_exec,
-    .latest_schema_version = PG_LATEST,
-    .schema_steps = pg_schema_steps,
-    .schema_lock_sql = PG_SCHEMA_LOCK_SQL,
-    .schema_run = netdb_schema_run,
-    .exec_read = netdb_exec_read,
-    .health = netdb_health,
-};
+const store_backend store_postgresql_backend =
+    NETDB_BACKEND("postgresql", pg_open, PG_LATEST, pg_schema_steps, PG_SCHEMA_LOCK_SQL);
 
 static const netdb_driver pg_driver = {
     .version = NETDB_DRIVER_VERSION,

@@ -193,55 +193,23 @@ static int parse(const char *url, const char *user, const char *password, pgurl 
                  dburl_text *t, zbso_err *err)
 {
     int rc = 0;
-    if (url == NULL)
-        return err_set(err, ZBSO_EINVAL, "the database URL is missing");
-    dburl_mask(url, out->masked, sizeof out->masked);
-    size_t len = strnlen(url, PGURL_URL_MAX + 1);
-    if (len > PGURL_URL_MAX) {
-        char msg[80];
-        snprintf(msg, sizeof msg, "is longer than %d bytes", PGURL_URL_MAX);
-        return fail(out, err, msg);
-    }
-    const char *p = NULL, *end = url + len;
-    for (size_t i = 0; p == NULL && i < sizeof schemes / sizeof schemes[0]; i++) {
-        size_t n = strlen(schemes[i]);
-        if (len >= n && memcmp(url, schemes[i], n) == 0)
-            p = url + n;
-    }
-    if (p == NULL)
-        return fail(out, err, "is not a PostgreSQL URL (postgresql://user:password@host:port/"
-                    "dbname, also spelt postgres:// and postgresql+asyncpg://)");
-
     dburl_parts parts;
-    const char *v;
-    dburl_split(p, end, &parts);
-    if (parts.user != NULL && parts.user_end > parts.user &&
-        ((rc = dburl_decode(t, parts.user, (size_t)(parts.user_end - parts.user), "user",
-                            false, &v, err)) < 0 ||
-         (rc = add(out, "user", v, err)) < 0))
+    if ((rc = dburl_start(url, schemes, sizeof schemes / sizeof schemes[0],
+                          "is not a PostgreSQL URL (postgresql://user:password@host:port/"
+                          "dbname, also spelt postgres:// and postgresql+asyncpg://)",
+                          t, out->masked, sizeof out->masked, &parts, err)) < 0)
         return rc;
-    if (parts.pw != NULL && parts.pw_end > parts.pw &&
-        ((rc = dburl_decode(t, parts.pw, (size_t)(parts.pw_end - parts.pw), "password", true,
-                            &v, err)) < 0 ||
-         (rc = add(out, "password", v, err)) < 0))
+    const char *v, *pw;
+    if ((rc = dburl_userinfo(t, &parts, &v, &pw, err)) < 0 ||
+        (v != NULL && (rc = add(out, "user", v, err)) < 0) ||
+        (pw != NULL && (rc = add(out, "password", pw, err)) < 0))
         return rc;
     if ((rc = parse_hosts(out, t, &parts, err)) < 0)
         return rc;
-    if (parts.path != NULL) {
-        const char *db = parts.path, *db_end = parts.path_end;
-        if (memchr(db, '/', (size_t)(db_end - db)) != NULL) {
-            char msg[200], shown[DBURL_SHOWN_MAX + 4];
-            dburl_show(db, (size_t)(db_end - db), shown);
-            snprintf(msg, sizeof msg, "path \"/%s\" is more than a database name", shown);
-            return fail(out, err, msg);
-        }
-        if (db_end > db &&
-            ((rc = dburl_decode(t, db, (size_t)(db_end - db), "database name", false, &v,
-                                err)) < 0 ||
-             (rc = add(out, "dbname", v, err)) < 0))
-            return rc;
-    }
-    if (parts.query != NULL && (rc = parse_query(out, t, parts.query, end, err)) < 0)
+    if ((rc = dburl_dbname(t, &parts, &v, err)) < 0 ||
+        (v != NULL && (rc = add(out, "dbname", v, err)) < 0))
+        return rc;
+    if (parts.query != NULL && (rc = parse_query(out, t, parts.query, parts.end, err)) < 0)
         return rc;
     if ((rc = fill(out, t, "user", user, err)) < 0 ||
         (rc = fill(out, t, "password", password, err)) < 0)

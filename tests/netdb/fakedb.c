@@ -403,16 +403,7 @@ static int f_open(const char *url, const store_options *opt, store **out, zbso_e
     return netdb_open(&fake_driver, url, opt, out, err);
 }
 
-const store_backend fakedb_backend = {
-    .name = "fakedb",
-    .open = f_open,
-    .close = netdb_close,
-    .exec = netdb_exec,
-    .latest_schema_version = 1,
-    .schema_run = netdb_schema_run,
-    .exec_read = netdb_exec_read,
-    .health = netdb_health,
-};
+const store_backend fakedb_backend = NETDB_BACKEND("fakedb", f_open, 1, NULL, NULL);
 
 static const netdb_driver fake_driver = {
     .version = NETDB_DRIVER_VERSION,
