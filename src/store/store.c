@@ -23,7 +23,7 @@ static const struct {
     {"sqlite+aiosqlite:///", &store_sqlite_backend},
     {"postgresql://", &store_postgresql_backend},
     {"postgresql+asyncpg://", &store_postgresql_backend},
-    {"postgres://", &store_postgresql_backend},
+    {"postgres://", &store_postgresql_backend},   /* libpq's alias */
     {"mysql://", &store_mysql_backend},
     {"mysql+asyncmy://", &store_mysql_backend},
     {"mysql+aiomysql://", &store_mysql_backend},
@@ -35,10 +35,10 @@ static const struct {
     {"memory://", &store_memory_backend},
 };
 
-#define SUPPORTED_SCHEMES                                                                 \
-    "sqlite:///path, sqlite+aiosqlite:///path, postgresql://user:password@host:port/db,"   \
-    " postgresql+asyncpg://user:password@host:port/db (also postgres://),"                 \
-    " mysql://user:password@host:port/db"                                                  \
+#define SUPPORTED_SCHEMES                                                                \
+    "sqlite:///path, sqlite+aiosqlite:///path, postgresql://user:password@host:port/db," \
+    " postgresql+asyncpg://user:password@host:port/db (also postgres://),"               \
+    " mysql://user:password@host:port/db"                                                \
     " (also mysql+asyncmy, mysql+aiomysql, mysql+pymysql, mariadb), memory://"
 
 /* Returns the backend whose prefix url starts with, or NULL with ZBSO_EINVAL naming the
