@@ -457,15 +457,11 @@ static void *curves_main(void *arg)
 static int curves_start(store *st, zbso_err *err)
 {
     struct store_curves *c = calloc(1, sizeof *c);
-    pthread_condattr_t ca;
     if (c == NULL)
         return err_set(err, ZBSO_ENOMEM, "out of memory opening %s", st->shown);
     pthread_mutex_init(&c->mu, NULL);
     pthread_mutex_init(&c->flush_mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    clk_cond_init_mono(&c->cv);
     st->curves = c;
     if (pthread_create(&c->thread, NULL, curves_main, st) != 0) {
         st->curves = NULL;
