@@ -21,9 +21,9 @@
 
 /* Prefixes that must pick a backend (SPEC §4, and memory:// for tests). */
 static const char *const known[] = {"sqlite:///", "sqlite+aiosqlite:///", "postgresql://",
-                                    "postgresql+asyncpg://", "mysql://", "mysql+asyncmy://",
-                                    "mysql+aiomysql://", "mysql+pymysql://", "mysql+mysqldb://",
-                                    "mysql+mysqlconnector://", "mariadb://",
+                                    "postgresql+asyncpg://", "postgres://", "mysql://",
+                                    "mysql+asyncmy://", "mysql+aiomysql://", "mysql+pymysql://",
+                                    "mysql+mysqldb://", "mysql+mysqlconnector://", "mariadb://",
                                     "mariadb+mariadbconnector://", "memory://"};
 
 static bool starts_with(const char *s, const char *prefix)
@@ -45,11 +45,13 @@ static void check_backend(const char *url)
         return;
     }
     FUZZ_CHECK(b->name != NULL && b->open != NULL && b->close != NULL && b->exec != NULL);
-    /* "sqlite" for sqlite:/// and sqlite+aiosqlite:///, "postgresql" for postgresql:// and
-     * postgresql+asyncpg://, "mysql" for mysql[+driver]:// and mariadb[+driver]://,
+    /* "sqlite" for sqlite:/// and sqlite+aiosqlite:///, "postgresql" for postgresql://,
+     * postgresql+asyncpg:// and postgres://, "mysql" for mysql[+driver]:// and
+     * mariadb[+driver]://,
      * "memory" for memory://. */
     FUZZ_CHECK(starts_with(url, b->name) ||
-               (strcmp(b->name, "mysql") == 0 && starts_with(url, "mariadb")));
+               (strcmp(b->name, "mysql") == 0 && starts_with(url, "mariadb")) ||
+               (strcmp(b->name, "postgresql") == 0 && starts_with(url, "postgres://")));
     if (strcmp(b->name, "memory") == 0) {
         store *st = NULL;
         FUZZ_CHECK(store_open(url, NULL, &st, &err) == 0 && st != NULL);

@@ -102,7 +102,11 @@ static int parse_hosts(pgurl *u, dburl_text *t, const dburl_parts *parts, zbso_e
         if (one.host != NULL && strchr(one.host, ',') != NULL)
             return fail(u, err, "has a host with an escaped ',' (%2C), which libpq would take"
                         " for two hosts");
-        /* hosts and ports fit: together they are shorter than the URL they came from */
+        /* hosts and ports fit, together no longer than the host part they came from;
+         * checked all the same */
+        if (hosts_len + strlen(one.host != NULL ? one.host : "") + 8 > sizeof hosts ||
+            ports_len + 8 > sizeof ports)
+            return fail(u, err, "is too long");
         hosts_len += (size_t)snprintf(hosts + hosts_len, sizeof hosts - hosts_len, "%s%s",
                                       n_hosts > 0 ? "," : "", one.host != NULL ? one.host : "");
         if (one.port != 0)

@@ -15,8 +15,9 @@
 #define PGURL_TEXT_MAX (PGURL_URL_MAX + 2 * (PGURL_CRED_MAX + 1) + PGURL_PARAMS_MAX + 1)
 
 /* A parsed URL. keys/values are NULL-terminated arrays, ready for PQconnectdbParams
- * (expand_dbname 0): keys are libpq keywords (static for the process), values point into text. The struct
- * points into itself, so it must not be copied by value; it owns nothing to free. */
+ * (expand_dbname 0): keys are libpq keywords (static for the process), values point into
+ * text. The struct points into itself, so it must not be copied by value; it owns nothing
+ * to free. */
 typedef struct pgurl {
     size_t n;                                  /* pairs in keys/values */
     const char *keys[PGURL_PARAMS_MAX + 1];

@@ -1,8 +1,8 @@
 /* sqliteInt.h: private to the SQLite backend, shared by its two files and nothing else:
  * sqlite_engine.c (connections, the writer thread and its group commits, the reader pool,
- * the checkpointer, units of work, the statement cache, error translation) and sqlite_ops.c (schema history, statements, row
- * mapping, domain operations). Callers use store.h; this header is the seam between
- * the two halves. */
+ * the checkpointer, units of work, the statement cache, error translation) and
+ * sqlite_ops.c (schema history, statements' SQL, row mapping, domain operations). Callers
+ * use store.h; this header is the seam between the two halves. */
 #ifndef ZBSO_STORE_SQLITEINT_H
 #define ZBSO_STORE_SQLITEINT_H
 

@@ -3,8 +3,8 @@
  * pool of read-only connections for read units run in their callers' threads, and a
  * checkpointer thread that keeps WAL checkpoints off the writer; the statement cache and
  * the translation of SQLite codes, as pg_engine.c and mysql_engine.c hold their
- * libraries'. The SQL and the domain operations are sqlite_ops.c's. Together the two are the only files that talk to
- * libsqlite3; SQLite codes never leave them untranslated.
+ * libraries'. The SQL and the domain operations are sqlite_ops.c's. Together the two are
+ * the only files that talk to libsqlite3; SQLite codes never leave them untranslated.
  *
  * Design notes.
  * - Durability: synchronous=FULL in WAL mode, so a COMMIT returns after the WAL is
