@@ -27,6 +27,7 @@
 
 #include "core/rng.h"
 #include "core/spec.h"
+#include "../netdb/db_test.h"
 #include "my_fresh.h"
 #include "service/service.h"
 #include "store/myInt.h"
@@ -35,20 +36,6 @@
 static char g_url[512];       /* the current case's fresh database */
 static char g_name[32];
 static int g_n_dbs;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_s(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 /* Creates the case's database (empty, no schema). */
 static int fresh(void **state)
@@ -72,38 +59,6 @@ static store *open_store(const store_options *opt)
 static long long query_int(const char *sql)
 {
     return my_query_int(g_name, sql);
-}
-
-static void make_job(zbso_job *j, const char *id)
-{
-    memset(j, 0, sizeof *j);
-    spec_defaults(&j->spec);
-    snprintf(j->spec.job_id, sizeof j->spec.job_id, "%s", id);
-    j->spec.n_batch_sizes = 3;
-    j->spec.batch_sizes[0] = 8;
-    j->spec.batch_sizes[1] = 16;
-    j->spec.batch_sizes[2] = 32;
-    j->spec.default_batch_size = 16;
-    j->min_cost_batch_size = 16;
-    j->exp_default_batch_size = 16;
-    rng_seed_u64(&j->rng, 7);
-    j->revision = 1;
-}
-
-static int u_insert(store_txn *t, void *arg, zbso_err *err)
-{
-    return store_job_insert(t, arg, err);
-}
-
-typedef struct get_arg {
-    const char *id;
-    zbso_job job;
-} get_arg;
-
-static int u_get(store_txn *t, void *arg, zbso_err *err)
-{
-    get_arg *a = arg;
-    return store_job_get(t, a->id, false, &a->job, err);
 }
 
 typedef struct insert_race {
