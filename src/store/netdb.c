@@ -207,9 +207,12 @@ static int run_unit(netdb *st, bool read_only, store_work_fn fn, void *arg, zbso
         err_clear(err);
         if ((rc = pool_get(st, &t.c, err)) < 0)
             return rc;
+        /* A unit may run a unit of another store (a copy between databases): the outer
+         * store is put back after, so that it still refuses a nested unit of its own. */
+        const netdb *outer = unit_store;
         unit_store = st;
         rc = fn(&t.base, arg, err);
-        unit_store = NULL;
+        unit_store = outer;
         if (t.broken) {
             /* Whatever fn made of it, the unit did not happen. */
             *err = t.first;

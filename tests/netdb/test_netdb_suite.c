@@ -588,6 +588,56 @@ static void test_persistent_deadlock_is_unavailable(void **state)
     store_close(st);
 }
 
+/* ---- nesting ---- */
+
+typedef struct nest_arg {
+    store *self, *other;
+    int rc_other, rc_self;
+    char msg[ZBSO_ERR_MSG_MAX];
+} nest_arg;
+
+static int u_nest(store_txn *t, void *arg, zbso_err *err)
+{
+    nest_arg *a = arg;
+    get_arg g = {.id = "nested"};
+    zbso_err e = {0};
+    int rc = store_job_get(t, "nested", false, &g.job, err);
+    if (rc < 0)
+        return rc;
+    a->rc_other = store_exec_read(a->other, u_get, &g, &e);
+    a->rc_self = store_exec_read(a->self, u_get, &g, &e);
+    snprintf(a->msg, sizeof a->msg, "%s", e.msg);
+    return 0;
+}
+
+/* A unit may run a unit of another store (another database); a unit of its own store
+ * inside it is refused with ZBSO_EINTERNAL (it could wait on itself), also after the
+ * other store's unit has come and gone. */
+static void test_nested_units(void **state)
+{
+    char name2[40], url2[512];
+    store *st2 = NULL;
+    zbso_err err = {0};
+    zbso_job j;
+    nest_arg a = {.self = open_store(), .rc_other = -100, .rc_self = -100};
+    snprintf(name2, sizeof name2, "%s_b", g_name);
+    assert_int_equal(g_db->fresh(name2, url2, sizeof url2), 0);
+    store_options opt = {.create_if_empty = true};
+    assert_int_equal(g_db->backend != NULL
+                         ? store_open_backend(g_db->backend, url2, &opt, &st2, &err)
+                         : store_open(url2, &opt, &st2, &err), 0);
+    a.other = st2;
+    make_job(&j, "nested");
+    assert_int_equal(store_exec(a.self, u_insert, &j, &err), 0);
+    assert_int_equal(store_exec(st2, u_insert, &j, &err), 0);
+    assert_int_equal(store_exec(a.self, u_nest, &a, &err), 0);
+    assert_int_equal(a.rc_other, 0);
+    assert_int_equal(a.rc_self, ZBSO_EINTERNAL);
+    assert_non_null(strstr(a.msg, "inside a unit of work"));
+    store_close(st2);
+    store_close(a.self);
+}
+
 /* ---- outage ---- */
 
 typedef struct holder {
@@ -728,6 +778,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_replicas_issue_unique_trial_numbers, fresh),
         cmocka_unit_test_setup(test_register_race, fresh),
         cmocka_unit_test_setup(test_deadlock_reruns_the_unit, fresh),
+        cmocka_unit_test_setup(test_nested_units, fresh),
         /* last: it stops and restarts the server */
         cmocka_unit_test_setup(test_unavailable_then_reconnects, fresh),
         /* fakedb only (past the end of the list for the others) */
