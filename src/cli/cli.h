@@ -59,4 +59,10 @@ int cli_jobs(int argc, char **argv);
  * command's exit status (125-127 for its own failures, see its usage). */
 int cli_monitor(int argc, char **argv);
 
+/* `zbso import zeus`: imports a Zeus BSO database's jobs (src/xfer). */
+int cli_import(int argc, char **argv);
+
+/* `zbso db copy|backup|restore`: moves or backs up a whole zbso database. */
+int cli_db(int argc, char **argv);
+
 #endif
