@@ -150,7 +150,7 @@ void config_redact_url(const char *url, char *out, size_t cap)
      * place a URL can carry a password (user info, password= and sslpassword= in the
      * query, a password with an unencoded '/'). SQLite URLs have none and come out as
      * they are. */
-    pgurl_mask(url, out, cap);
+    dburl_mask(url, out, cap);
 }
 
 /* ---- loading ------------------------------------------------------------------------ */

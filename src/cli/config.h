@@ -87,7 +87,7 @@ int config_copy(const char *what, const char *text, char *dst, size_t cap, zbso_
  * *weak is set then, for a warning. Pure. */
 int config_check_token(const cli_config *cfg, bool *weak, zbso_err *err);
 
-/* Copies url into out (capacity cap) with every password replaced by `***` (pgurl_mask:
+/* Copies url into out (capacity cap) with every password replaced by `***` (dburl_mask:
  * `user:***@`, `password=***`, `sslpassword=***`), so URLs can be logged without their
  * secrets. Truncates to fit. */
 void config_redact_url(const char *url, char *out, size_t cap);

@@ -326,6 +326,21 @@ static mon_window *find_window(zbso_monitor *mon, const char *name)
     return NULL;
 }
 
+/* The checks of a call on window name: start_call's, then that the window is open.
+ * Returns 0 with *out, or the failure's code with mon's message set. */
+static int open_window_of(zbso_monitor *mon, const char *name, mon_window **out)
+{
+    zbso_err err;
+    int rc = start_call(mon, name, &err);
+    if (rc < 0)
+        return rc;
+    if ((*out = find_window(mon, name)) == NULL) {
+        err_set(&err, ZBSO_EBADOP, "Measurement window '%s' does not exist", name);
+        return fail(mon, &err);
+    }
+    return 0;
+}
+
 int zbso_monitor_begin_window(zbso_monitor *mon, const char *name)
 {
     zbso_err err;
@@ -459,15 +474,11 @@ int zbso_monitor_end_window_cpu(zbso_monitor *mon, const char *name, zbso_measur
     zbso_err err;
     zbso_measurement m;
     zbso_cpu_measurement cpu;
-    int rc = start_call(mon, name, &err);
+    mon_window *w;
+    int rc = open_window_of(mon, name, &w);
 
     if (rc < 0)
         return rc;
-    mon_window *w = find_window(mon, name);
-    if (w == NULL) {
-        err_set(&err, ZBSO_EBADOP, "Measurement window '%s' does not exist", name);
-        return fail(mon, &err);
-    }
 
     double now_s = clk_mono_s();
     mon_edge_read(mon, now_s);
@@ -504,16 +515,11 @@ int zbso_monitor_end_window(zbso_monitor *mon, const char *name, zbso_measuremen
 
 int zbso_monitor_cancel_window(zbso_monitor *mon, const char *name)
 {
-    zbso_err err;
-    int rc = start_call(mon, name, &err);
+    mon_window *w;
+    int rc = open_window_of(mon, name, &w);
 
     if (rc < 0)
         return rc;
-    mon_window *w = find_window(mon, name);
-    if (w == NULL) {
-        err_set(&err, ZBSO_EBADOP, "Measurement window '%s' does not exist", name);
-        return fail(mon, &err);
-    }
     w->open = false;
     return 0;
 }

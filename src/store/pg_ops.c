@@ -1154,7 +1154,7 @@ static int read_version(pg_txn *t, int *version, int64_t *n_tables, zbso_err *er
                         " AND c.relkind IN ('r', 'p', 'v', 'm', 'f'))";
     if (t->st->echo_sql)
         log_info("sql: %s", probe);
-    r = PQexec(t->c->db, probe);
+    r = PQexec(pg_db(t), probe);
     if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
         int rc = pg_txn_fail(t, r, "reading the schema version", NULL, err);
         PQclear(r);
@@ -1169,7 +1169,7 @@ static int read_version(pg_txn *t, int *version, int64_t *n_tables, zbso_err *er
     const char *sql = "SELECT max(version) FROM zbso_schema";
     if (t->st->echo_sql)
         log_info("sql: %s", sql);
-    r = PQexec(t->c->db, sql);
+    r = PQexec(pg_db(t), sql);
     if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
         int rc = pg_txn_fail(t, r, "reading the schema version", NULL, err);
         PQclear(r);

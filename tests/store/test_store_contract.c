@@ -2401,10 +2401,17 @@ static void test_urls(void **state)
 {
     zbso_err err = {0};
     store *st = NULL;
-    const store_backend *b = store_backend_for_url("postgres://u:p@host:5432/db", &err);
+    const store_backend *b = store_backend_for_url("postgres2://u:p@host:5432/db", &err);
     assert_null(b);
     assert_int_equal(err.code, ZBSO_EINVAL);
-    assert_non_null(strstr(err.msg, "\"postgres\""));
+    assert_non_null(strstr(err.msg, "\"postgres2\""));
+    /* libpq's alias postgres:// is PostgreSQL, its multi-host form too */
+    assert_string_equal(store_backend_for_url("postgres://u:p@h:1/d", &err)->name,
+                        "postgresql");
+    assert_string_equal(store_backend_for_url("postgres://h1:5432,h2:5432/d", &err)->name,
+                        "postgresql");
+    assert_null(store_backend_for_url("postgres2://h/d", &err));
+    assert_non_null(strstr(err.msg, "postgres://"));
     assert_non_null(strstr(err.msg, "sqlite:///"));
     assert_non_null(strstr(err.msg, "postgresql://"));
     assert_non_null(strstr(err.msg, "postgresql+asyncpg://"));
