@@ -320,13 +320,15 @@ static void arm_window(const zbso_job_spec *spec, const size_t *start, size_t i,
  * order (the generator's draws as Zeus's), the largest wins (the first on ties). An arm's
  * rewards are those of the job's Succeeded trials of its size (any type) in trial order,
  * the newest window_size when that is set, by opt_smart_reward (unaccepted costs left out):
- * two passes over the trials, whatever the number of arms. The arms share one noise
- * model: the relative variance (variance / mean^2) pooled over the arms with two or more
- * rewards, weighted by their count less one; an arm of n rewards of sum s and mean m then
- * has q = 1 / (pooled x m^2), precision p0 + n q and mean (p0 m0 + q s) / precision (the
- * spec's prior p0, m0). Zeus's per-arm variance from two or three runs calls an arm exact
- * when two runs took the same path and wildly uncertain when they did not. With no
- * pooled variance (every arm's rewards equal) or a zero mean, §3.3's fit. */
+ * two passes over the trials, whatever the number of arms. The relative variance
+ * (variance / mean^2) pooled over the arms with two or more rewards, weighted by their
+ * count less one, bounds each arm's own from above and stands in for it when it is 0: an
+ * arm of n rewards of sum s and mean m, own relative variance v, has q = 1 / (u x m^2)
+ * with u = v when 0 < v < pooled, else pooled; precision p0 + n q and mean
+ * (p0 m0 + q s) / precision (the spec's prior p0, m0). Zeus's per-arm variance from two or
+ * three runs calls an arm exact when two runs took the same path and wildly uncertain when
+ * they did not. With no pooled variance (every arm's rewards equal) or a zero mean, §3.3's
+ * fit. */
 static int exploit(smart_ctx *c, const zbso_trial *t, size_t n, const bool *survivor,
                    zbso_rng *rng, opt_smart_decision *out, zbso_err *err)
 {
@@ -375,7 +377,8 @@ static int exploit(smart_ctx *c, const zbso_trial *t, size_t n, const bool *surv
         zbso_arm *a = &out->arms[out->n_arms++];
         double sum = k > 0 ? opt_sum(rewards + from, k) : 0, m = k > 0 ? sum / (double)k : 0;
         if (rel > 0 && m != 0) {
-            double q = 1.0 / (rel * m * m);
+            double own = k >= 2 ? opt_var(rewards + from, k) / (m * m) : 0;
+            double q = 1.0 / ((own > 0 && own < rel ? own : rel) * m * m);
             a->batch_size = spec->batch_sizes[i];
             a->num_observations = (int64_t)k;
             a->param_precision = spec->mab_prior_precision + (double)k * q;

@@ -203,7 +203,7 @@ static void test_smart_job(void **state)
     assert_true(look(st, "bert-smart", 0).job.min_cost == 925.0);
     next(st, "bert-smart");
     p = look(st, "bert-smart", 0);
-    /* The arms share the relative variance pooled over both (SPEC §3.8 rule 3). */
+    /* The arm's relative variance, bounded by the one pooled over both (SPEC §3.8 rule 3). */
     double r16[] = {-900, -950, -(500 + 925.0)};
     double r32[] = {-1000, -1400, -1100, -(500 + 925.0)};
     const double *r[] = {r16, r32};
@@ -214,7 +214,9 @@ static void test_smart_job(void **state)
         rel += (double)(nr[k] - 1) * opt_var(r[k], nr[k]) / (mk * mk);
     }
     rel /= (double)(nr[0] - 1 + nr[1] - 1);
-    double sum = opt_sum(r[w], nr[w]), m = sum / (double)nr[w], q = 1.0 / (rel * m * m);
+    double sum = opt_sum(r[w], nr[w]), m = sum / (double)nr[w];
+    double own = opt_var(r[w], nr[w]) / (m * m);  /* the pool bounds it from above */
+    double q = 1.0 / ((own > 0 && own < rel ? own : rel) * m * m);
     double prec = s.mab_prior_precision + (double)nr[w] * q;
     double mean = (s.mab_prior_precision * s.mab_prior_mean + q * sum) / prec;
     zbso_arm *got = &p.arms[w];

@@ -71,8 +71,9 @@ static opt_smart_decision *decide(const zbso_job *job, const zbso_trial *t, size
     return &d;
 }
 
-/* The pooled fit of SPEC §3.8 rule 3, written out again: arms[a] is fitted from its
- * n[a] rewards r[a] with the relative variance pooled over the arms with two or more. */
+/* The fit of SPEC §3.8 rule 3, written out again: arms[a] is fitted from its n[a]
+ * rewards r[a] with its own relative variance, bounded by the one pooled over the arms
+ * with two or more (which stands in for a zero one). */
 static void pooled_fit(const zbso_job_spec *spec, size_t n_arms, const int64_t *bs,
                        const double *const *r, const size_t *n, zbso_arm *arms)
 {
@@ -86,7 +87,9 @@ static void pooled_fit(const zbso_job_spec *spec, size_t n_arms, const int64_t *
     }
     double rel = rel_sum / rel_w;
     for (size_t a = 0; a < n_arms; a++) {
-        double sum = opt_sum(r[a], n[a]), m = sum / (double)n[a], q = 1.0 / (rel * m * m);
+        double sum = opt_sum(r[a], n[a]), m = sum / (double)n[a];
+        double own = n[a] >= 2 ? opt_var(r[a], n[a]) / (m * m) : 0;
+        double q = 1.0 / ((own > 0 && own < rel ? own : rel) * m * m);
         arms[a].batch_size = bs[a];
         arms[a].num_observations = (int64_t)n[a];
         arms[a].param_precision = spec->mab_prior_precision + (double)n[a] * q;
@@ -307,6 +310,39 @@ static void test_censored_mab_cost(void **unused)
     assert_int_equal(d->arms[0].num_observations, 1);
     assert_true(d->arms[0].param_mean == -1950.0);
     assert_true(isinf(d->arms[0].param_precision));
+}
+
+/* Exploit: an arm whose own runs agree more closely than the pool keeps its own variance;
+ * one whose runs differ more gets the pooled one. */
+static void test_pooled_bound(void **unused)
+{
+    zbso_job job = make_job(32);
+    zbso_trial t[16];
+    size_t n = 0;
+    explore(t, &n, 32, true, 10, 10);                 /* 1500 */
+    explore(t, &n, 16, true, 9, 10);                  /* 1350 */
+    explore(t, &n, 8, true, 20, 10);                  /* 3000: down ends */
+    explore(t, &n, 64, true, 20, 10);                 /* 3000: up ends */
+    explore(t, &n, 16, true, 1360.0 / 150.0, 10);     /* confirmations */
+    explore(t, &n, 32, true, 1900.0 / 150.0, 10);
+    opt_smart_decision *d = decide(&job, t, n, NULL);
+    assert_int_equal(d->kind, OPT_SMART_MAB);
+    assert_int_equal(d->n_arms, 2);
+    zbso_arm want[2];
+    double r16[] = {-1350, -1360}, r32[] = {-1500, -1900};
+    const double *r[] = {r16, r32};
+    size_t nr[] = {2, 2};
+    int64_t bs[] = {16, 32};
+    pooled_fit(&job.spec, 2, bs, r, nr, want);
+    for (size_t a = 0; a < 2; a++)
+        assert_true(fabs(d->arms[a].param_precision - want[a].param_precision) <=
+                    1e-12 * want[a].param_precision);
+    /* 16's own: variance 25, precision 2 / 25; 32's own (40000 / 1700^2) is above the
+     * pool, (25 / 1355^2 + 40000 / 1700^2) / 2, which it gets instead. */
+    assert_true(fabs(d->arms[0].param_precision - 2.0 / 25.0) <= 1e-9);
+    double pool = (25.0 / (1355.0 * 1355.0) + 40000.0 / (1700.0 * 1700.0)) / 2;
+    assert_true(fabs(d->arms[1].param_precision - 2.0 / (pool * 1700.0 * 1700.0)) <=
+                1e-9 * d->arms[1].param_precision);
 }
 
 /* Every confirmation failed: no size is dropped, all candidates stay arms. */
@@ -533,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_walk_stops),
         cmocka_unit_test(test_no_convergence),
         cmocka_unit_test(test_censored_mab_cost),
+        cmocka_unit_test(test_pooled_bound),
         cmocka_unit_test(test_all_confirmations_fail),
         cmocka_unit_test(test_warm_start),
         cmocka_unit_test(test_warm_prune),
