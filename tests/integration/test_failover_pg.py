@@ -159,11 +159,15 @@ class FailoverTest(unittest.TestCase):
         lost = [k for k, bs in ledger.dispatched.items()
                 if k not in stored or stored[k][0] != bs]
         lost += [k for k in ledger.succeeded if stored.get(k, (0, 0))[1] != 1]
+        # A retried dispatch whose first answer was lost must find its trial by its
+        # Idempotency-Key, never dispatch a second one: every stored trial was acknowledged.
+        unacknowledged = sorted(k for k in stored if k not in ledger.dispatched)
         figures = {
             "synchronous": synchronous, "clients": CLIENTS, "failovers": FAILOVERS,
             "acknowledged_dispatches": len(ledger.dispatched),
             "acknowledged_successes": len(ledger.succeeded),
             "acknowledged_writes_lost": len(lost),
+            "stored_trials_never_acknowledged": len(unacknowledged),
             "requests_failed_for_good": len(ledger.failed),
             "retried_503_or_lost_connection": ledger.retried,
             "answers_by_status": {str(k): v for k, v in sorted(ledger.statuses.items(),
@@ -181,6 +185,7 @@ class FailoverTest(unittest.TestCase):
                 json.dump(figures, f, indent=1)
         self.assertGreater(len(ledger.dispatched), 100)
         self.assertEqual(ledger.failed, [])
+        self.assertEqual(unacknowledged, [], figures)
         return figures, lost
 
     def test_synchronous_replication_loses_no_acknowledged_write(self):
