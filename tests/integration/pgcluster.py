@@ -222,8 +222,39 @@ class Cluster:
             n.psql("SELECT pg_reload_conf()")
         return old, promoted
 
+    def switchover_fenced(self):
+        """A planned switchover as fencing managers do it: the primary is made read-only
+        (default_transaction_read_only, reloaded: its open sessions get SQLSTATE 25006 on
+        their next write) while it keeps running; the standby with the most WAL is promoted,
+        and the others repointed. Returns (old primary, promotion's monotonic time)."""
+        old = self.primary
+        old.psql("ALTER SYSTEM SET default_transaction_read_only = on")
+        old.psql("SELECT pg_reload_conf()")
+        time.sleep(0.5)  # the WAL of the last commits reaches the standbys
+        best, best_lsn = None, -1
+        for n in self.standbys():
+            lsn = n.psql("SELECT pg_last_wal_receive_lsn() - '0/0'::pg_lsn")
+            if lsn and int(float(lsn)) > best_lsn:
+                best, best_lsn = n, int(float(lsn))
+        self.pg("pg_ctl", "-D", best.data, "-w", "-t", "60", "promote")
+        promoted = time.monotonic()
+        self.primary = best
+        for n in self.standbys():
+            if n is old:
+                continue
+            info = best.conninfo().format(n.name)
+            n.psql(f"ALTER SYSTEM SET primary_conninfo = '{info}'")
+            n.psql("SELECT pg_reload_conf()")
+        # The old primary stays up, read-only, until the caller shuts it down to rejoin as
+        # a standby (rebuild): meanwhile a commit there still waiting for a synchronous
+        # standby (none is left to it) waits until its session ends.
+        return old, promoted
+
     def rebuild(self, node):
-        """The crashed old primary, made a standby of the new primary."""
+        """The old primary (crashed, or fenced and still running), made a standby of the
+        new primary."""
+        if node.running():
+            node.stop("immediate")
         self.add_standby(node.name, node)
         self.wait_sync()
 

@@ -27,6 +27,7 @@ from zbsoserver import Server, job_spec
 CLIENTS = 32
 FAILOVERS = 3
 RETRY_S = 60.0
+FENCE_S = 15.0  # how long a fenced old primary stays up, read-only, after the promotion
 
 
 class Db:
@@ -117,7 +118,7 @@ class Client(threading.Thread):
 
 
 class FailoverTest(unittest.TestCase):
-    def run_failovers(self, synchronous):
+    def run_failovers(self, synchronous, fenced=False, failovers=FAILOVERS):
         cluster = Cluster(standbys=2, synchronous=synchronous)
         self.addCleanup(cluster.close)
         servers = []
@@ -132,8 +133,8 @@ class FailoverTest(unittest.TestCase):
             c.start()
         time.sleep(3)
         to_first_write = []
-        for i in range(FAILOVERS):
-            old, promoted = cluster.failover()
+        for i in range(failovers):
+            old, promoted = cluster.switchover_fenced() if fenced else cluster.failover()
             deadline = promoted + RETRY_S
             while True:
                 with ledger.lock:
@@ -141,6 +142,10 @@ class FailoverTest(unittest.TestCase):
                 if after:
                     to_first_write.append(min(after) - promoted)
                     break
+                if fenced and old.running() and time.monotonic() > promoted + FENCE_S:
+                    # A server that kept its connections to the fenced primary would wait
+                    # for this shutdown; the measured time then says so.
+                    old.stop("fast")
                 self.assertLess(time.monotonic(), deadline,
                                 f"failover {i + 1}: no write acknowledged {RETRY_S} s after "
                                 f"the promotion\n{servers[0].log_tail()}")
@@ -163,7 +168,8 @@ class FailoverTest(unittest.TestCase):
         # Idempotency-Key, never dispatch a second one: every stored trial was acknowledged.
         unacknowledged = sorted(k for k in stored if k not in ledger.dispatched)
         figures = {
-            "synchronous": synchronous, "clients": CLIENTS, "failovers": FAILOVERS,
+            "synchronous": synchronous, "fenced_switchover": fenced, "clients": CLIENTS,
+            "failovers": failovers,
             "acknowledged_dispatches": len(ledger.dispatched),
             "acknowledged_successes": len(ledger.succeeded),
             "acknowledged_writes_lost": len(lost),
@@ -180,7 +186,8 @@ class FailoverTest(unittest.TestCase):
         art = os.environ.get("ZBSO_ARTIFACTS")
         if art:
             os.makedirs(art, exist_ok=True)
-            name = "failover_pg_sync.json" if synchronous else "failover_pg_async.json"
+            name = ("failover_pg_fenced.json" if fenced else
+                    "failover_pg_sync.json" if synchronous else "failover_pg_async.json")
             with open(os.path.join(art, name), "w", encoding="utf-8") as f:
                 json.dump(figures, f, indent=1)
         self.assertGreater(len(ledger.dispatched), 100)
@@ -190,6 +197,13 @@ class FailoverTest(unittest.TestCase):
 
     def test_synchronous_replication_loses_no_acknowledged_write(self):
         figures, lost = self.run_failovers(synchronous=True)
+        self.assertEqual(lost, [], figures)
+        self.assertLess(figures["median_seconds_promotion_to_first_write"], 5.0, figures)
+
+    def test_fenced_switchover_moves_to_the_new_primary(self):
+        """The old primary stays up, read-only: zbso's pooled connections to it meet
+        SQLSTATE 25006 and must be replaced by connections to the promoted standby."""
+        figures, lost = self.run_failovers(synchronous=True, fenced=True, failovers=1)
         self.assertEqual(lost, [], figures)
         self.assertLess(figures["median_seconds_promotion_to_first_write"], 5.0, figures)
 
