@@ -92,7 +92,12 @@ int pg_txn_fail(pg_txn *t, const PGresult *r, const char *what, const char *job_
     const char *state = r != NULL ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
     netdb_fault f = {0};
     f.code = pg_state_code(state, &f.cause);
-    f.broken = PQstatus(pg_db(t)) == CONNECTION_BAD || state_is_broken(state);
+    /* A write refused as read-only (25006) means this connection's server is no longer
+     * the primary (fenced, or demoted): nothing was written, and only a new connection,
+     * which target_session_attrs=read-write sends to the new primary, can help. So the
+     * connection is dropped as a lost one is (a unit that met it first moves on). */
+    f.broken = PQstatus(pg_db(t)) == CONNECTION_BAD || state_is_broken(state) ||
+               (state != NULL && strcmp(state, "25006") == 0);
     f.retry = state_is_retryable(state);
     result_message(pg_db(t), r, msg, sizeof msg);
     snprintf(detail, sizeof detail, "SQLSTATE %s", state != NULL ? state : "none");
