@@ -136,7 +136,8 @@ class LivePrometheusTest(unittest.TestCase):
     def setUpClass(cls):
         prometheus = tool("prometheus", "ZBSO_PROMETHEUS")
         cls.tmp = tempfile.TemporaryDirectory(prefix="zbso-prom-")
-        cls.srv = Server()
+        # A grid intensity, so that the dashboard's CO2e query has its series.
+        cls.srv = Server(args=["--carbon-intensity", "400"])
         cls.srv.start()
         cls.stop = threading.Event()
         cls.load_errors = []
