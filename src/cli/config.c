@@ -113,13 +113,12 @@ int config_parse_policy(const char *what, const char *text, zbso_policy *out, zb
     return 0;
 }
 
-int config_check_token(const cli_config *cfg, bool *weak, zbso_err *err)
+/* The checks of one token t set by `from`: refused blank, the example's placeholder, a
+ * control character or a space at either end; *weak when shorter than CFG_TOKEN_MIN_BYTES. */
+static int check_secret(const char *t, const char *from, bool *weak, zbso_err *err)
 {
-    const char *t = cfg->api_token, *from = cfg->api_token_from;
     size_t n = strlen(t);
     *weak = false;
-    if (from[0] == '\0')
-        return 0;
     size_t blank = strspn(t, " \t\r\n");
     if (blank == n)
         return err_set(err, ZBSO_EINVAL, "%s is set but %s: set a token of at least %d "
@@ -141,6 +140,24 @@ int config_check_token(const cli_config *cfg, bool *weak, zbso_err *err)
         return err_set(err, ZBSO_EINVAL, "%s %s with a space: a header's value is trimmed, "
                        "so no client could send it", from, t[0] == ' ' ? "starts" : "ends");
     *weak = n < CFG_TOKEN_MIN_BYTES;
+    return 0;
+}
+
+int config_check_token(const cli_config *cfg, bool *weak, zbso_err *err)
+{
+    *weak = false;
+    if (cfg->api_token_from[0] != '\0' &&
+        check_secret(cfg->api_token, cfg->api_token_from, weak, err) < 0)
+        return err->code;
+    /* The scoped tokens (issue 26) under the same rules when set; an empty one means that
+     * class has no token (its requests are 401), never that authentication is off. */
+    bool scoped_weak;
+    if (cfg->read_token[0] &&
+        check_secret(cfg->read_token, "ZBSO_READ_TOKEN", &scoped_weak, err) < 0)
+        return err->code;
+    if (cfg->client_token[0] &&
+        check_secret(cfg->client_token, "ZBSO_CLIENT_TOKEN", &scoped_weak, err) < 0)
+        return err->code;
     return 0;
 }
 

@@ -163,6 +163,12 @@ class TokenSettingsTest(unittest.TestCase):
                      "ZEUS_BSO_API_TOKEN is not")
         self.refused({"ZBSO_CLIENT_TOKEN": CLIENT}, "ZBSO_CLIENT_TOKEN is set but")
 
+    def test_scoped_tokens_under_the_api_tokens_rules(self):
+        self.refused({"ZEUS_BSO_API_TOKEN": API, "ZBSO_READ_TOKEN": "change-me"},
+                     "ZBSO_READ_TOKEN is the deployment example's placeholder")
+        self.refused({"ZEUS_BSO_API_TOKEN": API, "ZBSO_CLIENT_TOKEN": " " + CLIENT},
+                     "ZBSO_CLIENT_TOKEN starts with a space")
+
     def test_same_token_twice(self):
         self.refused({"ZEUS_BSO_API_TOKEN": API, "ZBSO_READ_TOKEN": API},
                      "ZEUS_BSO_API_TOKEN and ZBSO_READ_TOKEN are the same token")
