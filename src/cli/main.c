@@ -5,18 +5,22 @@
 
 #include "cli/cli.h"
 
-static const struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    const char *summary;
-} commands[] = {
+static const cli_command commands[] = {
     {"serve", cli_serve, "run the batch size optimizer server (HTTP/JSON)"},
     {"migrate", cli_migrate, "create or upgrade the database schema, or print its SQL"},
     {"simulate", cli_simulate, "simulate recurring jobs on the Zeus traces against the optimizer"},
     {"run", cli_run, "run a training command repeatedly with the batch sizes the optimizer picks"},
     {"jobs", cli_jobs, "list, show, export and delete jobs (server or database)"},
     {"monitor", cli_monitor, "run a command and print the GPU time and energy it used"},
+    {"version", cli_version, "print the version, git commit, backends and libraries"},
+    {"completion", cli_completion, "print a bash, zsh or fish completion script"},
 };
+
+const cli_command *cli_commands(size_t *n)
+{
+    *n = sizeof commands / sizeof commands[0];
+    return commands;
+}
 
 static void usage(FILE *to)
 {
