@@ -411,8 +411,8 @@ static void openapi_get(const http_ctx *ctx, struct MHD_Connection *c, const cha
     r->body_static = true;
 }
 
-/* GET /, /app.js, /app.css: the dashboard's files (src/dashboard), public: they hold no
- * job data, which the page fetches from the inspection API with the token. */
+/* GET /, /app.js, /app.css, /docs and its files: the dashboard's and the API docs' files
+ * (src/dashboard), public: they hold no job data, which the pages fetch with the token. */
 static void dashboard_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
                           size_t len, http_reply *r)
 {
@@ -451,6 +451,11 @@ static const http_route routes[] = {
     {"GET", DASH_PATH_INDEX, "GET", false, true, dashboard_get, false},
     {"GET", DASH_PATH_JS, "GET", false, true, dashboard_get, false},
     {"GET", DASH_PATH_CSS, "GET", false, true, dashboard_get, false},
+    /* The interactive API docs (Swagger UI), public like the dashboard's files. */
+    {"GET", DASH_PATH_DOCS, "GET", false, true, dashboard_get, false},
+    {"GET", DASH_PATH_DOCS_JS, "GET", false, true, dashboard_get, false},
+    {"GET", DASH_PATH_SWAGGER_JS, "GET", false, true, dashboard_get, false},
+    {"GET", DASH_PATH_SWAGGER_CSS, "GET", false, true, dashboard_get, false},
 };
 
 /* Whether s ends with the n bytes of suffix, with something before them. */
