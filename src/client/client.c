@@ -442,7 +442,7 @@ static int trial_from_server(const zbso_client *c, zbso_trial_id *tid, zbso_err 
     if (protocol_next_batch_size(c->tp, c->job.job_id, tid, err) < 0)
         return request_failed(err);
     if (!job_has_batch_size(c, tid->batch_size))
-        return err_set(err, ZBSO_ERUNTIME, "Zeus server returned a strange batch_size: %lld",
+        return err_set(err, ZBSO_ERUNTIME, "the server returned a strange batch_size: %lld",
                        (long long)tid->batch_size);
     return 0;
 }

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const schemes[] = {"postgresql://", "postgresql+asyncpg://"};
+static const char *const schemes[] = {"postgresql://", "postgresql+asyncpg://", "postgres://"};
 
 /* libpq connection keywords a URL's query may set (PostgreSQL 15's list, less
  * replication and the deprecated requiressl). */
@@ -503,7 +503,7 @@ int pgurl_parse(const char *url, const char *user, const char *password, pgurl *
     }
     if (p == NULL)
         return fail(out, err, "is not a PostgreSQL URL (postgresql://user:password@host:port/"
-                    "dbname, also spelt postgresql+asyncpg://)");
+                    "dbname, also spelt postgresql+asyncpg:// or postgres://)");
 
     pgurl_parts parts;
     pgurl_split(p, end, &parts);

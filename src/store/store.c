@@ -23,6 +23,7 @@ static const struct {
     {"sqlite+aiosqlite:///", &store_sqlite_backend},
     {"postgresql://", &store_postgresql_backend},
     {"postgresql+asyncpg://", &store_postgresql_backend},
+    {"postgres://", &store_postgresql_backend},   /* libpq's alias */
     {"mysql://", &store_mysql_backend},
     {"mysql+asyncmy://", &store_mysql_backend},
     {"mysql+aiomysql://", &store_mysql_backend},
@@ -34,9 +35,10 @@ static const struct {
     {"memory://", &store_memory_backend},
 };
 
-#define SUPPORTED_SCHEMES                                                                 \
-    "sqlite:///path, sqlite+aiosqlite:///path, postgresql://user:password@host:port/db,"   \
-    " postgresql+asyncpg://user:password@host:port/db, mysql://user:password@host:port/db"  \
+#define SUPPORTED_SCHEMES                                                                \
+    "sqlite:///path, sqlite+aiosqlite:///path, postgresql://user:password@host:port/db," \
+    " postgresql+asyncpg://user:password@host:port/db (also postgres://),"               \
+    " mysql://user:password@host:port/db"                                                \
     " (also mysql+asyncmy, mysql+aiomysql, mysql+pymysql, mariadb), memory://"
 
 /* Returns the backend whose prefix url starts with, or NULL with ZBSO_EINVAL naming the
@@ -54,6 +56,15 @@ const store_backend *store_backend_for_url(const char *url, zbso_err *err)
             found = backends[i].backend;
             goto out;
         }
+    }
+    /* sqlite://x.db reads as host "x.db": say what was meant. */
+    if (strncmp(url, "sqlite://", 9) == 0 || strncmp(url, "sqlite+aiosqlite://", 19) == 0) {
+        const char *path = strstr(url, "://") + 3;
+        err_set(err, ZBSO_EINVAL,
+                "\"%.128s\" has two slashes after \"sqlite:\"; a SQLite URL has three and then "
+                "the path: sqlite:///%.128s (relative to the working directory) or "
+                "sqlite:////absolute/path", url, path);
+        goto out;
     }
     const char *sep = strstr(url, "://");
     int scheme_len = sep != NULL ? (int)(sep - url) : (int)strlen(url);

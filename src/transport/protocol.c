@@ -15,13 +15,13 @@ static int check_answer(int rc, const transport_resp *resp, const char *what,
 {
     char msg[ZBSO_ERR_MSG_MAX];
     if (resp->len == 0)
-        return err_set(err, ZBSO_ERUNTIME, "Zeus server answered %s with an empty body", what);
+        return err_set(err, ZBSO_ERUNTIME, "the server answered %s with an empty body", what);
     if (rc == 0)
         return 0;
     if (rc == ZBSO_ENOMEM)
         return err_set(err, rc, "out of memory reading the answer to %s", what);
     snprintf(msg, sizeof msg, "%s", err->msg);
-    return err_set(err, ZBSO_ERUNTIME, "Zeus server answered %s with an invalid %s: %.400s",
+    return err_set(err, ZBSO_ERUNTIME, "the server answered %s with an invalid %s: %.400s",
                    what, expected, msg);
 }
 

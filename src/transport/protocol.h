@@ -9,7 +9,7 @@
 
 /* Each returns 0 with *out, or the code of transport_request (the server's status, a
  * network failure) with its message, ZBSO_ERUNTIME when the answer is not what the
- * request promises ("Zeus server answered <request> with ..."), ZBSO_ENOMEM. */
+ * request promises ("the server answered <request> with ..."), ZBSO_ENOMEM. */
 
 /* POST /jobs. Retried as idempotent when spec names its job_id; without one the server
  * generates an id, so it is retried only when it never reached the server. *out is the

@@ -351,7 +351,7 @@ int transport_request(transport *t, const transport_req *req, transport_resp *re
             if (codec_error_message(buf_ptr(&t->body), buf_len(&t->body), server_msg,
                                     sizeof server_msg) < 0)
                 snprintf(server_msg, sizeof server_msg, "%.300s", buf_ptr(&t->body));
-            snprintf(last, sizeof last, "Zeus server returned status code %ld: %.440s", status,
+            snprintf(last, sizeof last, "the server returned status code %ld: %.440s", status,
                      server_msg);
             code = transport_code_of_status(status);
             again = req->retry == TRANSPORT_IDEMPOTENT &&

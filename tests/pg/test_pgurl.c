@@ -76,6 +76,13 @@ static void test_asyncpg_spelling(void **state)
     assert_param("host", "127.0.0.1");
     assert_param("port", "5432");
     assert_param("dbname", "bso");
+    /* libpq's own alias */
+    parse_ok("postgres://carol:pw2@db:6000/x", NULL, NULL);
+    assert_param("user", "carol");
+    assert_param("password", "pw2");
+    assert_param("host", "db");
+    assert_param("port", "6000");
+    assert_param("dbname", "x");
 }
 
 static void test_minimal_urls(void **state)
@@ -176,7 +183,6 @@ static void test_user_password_filling(void **state)
 static void test_bad_urls(void **state)
 {
     parse_bad("mysql://u:pw@h/d", NULL, "\"mysql://u:***@h/d\"", "postgresql://", NULL);
-    parse_bad("postgres://u:pw@h/d", NULL, "postgres://u:***@h/d", NULL);
     parse_bad("postgresql://u:topsecret@h:99999/d", "topsecret",
               "postgresql://u:***@h:99999/d", "port \"99999\"", "1 to 65535", NULL);
     parse_bad("postgresql://u:topsecret@h:abc/d", "topsecret", "the port is not a number", NULL);

@@ -2276,19 +2276,24 @@ static void test_urls(void **state)
 {
     zbso_err err = {0};
     store *st = NULL;
-    const store_backend *b = store_backend_for_url("postgres://u:p@host:5432/db", &err);
+    const store_backend *b = store_backend_for_url("postgres2://u:p@host:5432/db", &err);
     assert_null(b);
     assert_int_equal(err.code, ZBSO_EINVAL);
-    assert_non_null(strstr(err.msg, "\"postgres\""));
+    assert_non_null(strstr(err.msg, "\"postgres2\""));
     assert_non_null(strstr(err.msg, "sqlite:///"));
     assert_non_null(strstr(err.msg, "postgresql://"));
     assert_non_null(strstr(err.msg, "postgresql+asyncpg://"));
     assert_non_null(strstr(err.msg, "memory://"));
+    assert_non_null(strstr(err.msg, "mysql://"));
+    /* libpq's alias postgres:// is PostgreSQL; sqlite://x (two slashes) is explained. */
+    assert_string_equal(store_backend_for_url("postgres://u:p@h:1/d", &err)->name,
+                        "postgresql");
+    assert_null(store_backend_for_url("sqlite://rel.db", &err));
+    assert_non_null(strstr(err.msg, "sqlite:///rel.db"));
     assert_string_equal(store_backend_for_url("postgresql://u:p@h:1/d", &err)->name,
                         "postgresql");
     assert_string_equal(store_backend_for_url("postgresql+asyncpg://h/d", &err)->name,
                         "postgresql");
-    assert_non_null(strstr(err.msg, "mysql://"));
     static const char *const mysql_urls[] = {
         "mysql://u:p@h:1/d", "mysql+asyncmy://me:secret@localhost:3306/Zeus",
         "mysql+aiomysql://h/d", "mysql+pymysql://h/d", "mysql+mysqldb://h/d",
