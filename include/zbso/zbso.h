@@ -252,6 +252,11 @@ int zbso_client_set_retry_timeout(zbso_client *c, double seconds);
  * valid until zbso_client_free. */
 const char *zbso_client_job_id(const zbso_client *c);
 const char *zbso_client_job_json(const zbso_client *c);
+/* The server's warning about the registration ("" when none), also logged at WARNING: a
+ * zbso server warns when a job registers with a new random id (no job_id given) while
+ * jobs of the same spec exist under its prefix, since nothing is learned across runs that
+ * way. Valid until zbso_client_free. */
+const char *zbso_client_warning(const zbso_client *c);
 
 /* The job spec the client registered (JobSpecFromClient: the caller's spec with the GPU
  * facts), as JSON; valid until zbso_client_free. */

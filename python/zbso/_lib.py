@@ -210,6 +210,7 @@ client_set_retry_timeout = _proto("zbso_client_set_retry_timeout", ctypes.c_int,
                                   ctypes.c_double)
 client_job_id = _proto("zbso_client_job_id", ctypes.c_char_p, _vp)
 client_job_json = _proto("zbso_client_job_json", ctypes.c_char_p, _vp)
+client_warning = _proto("zbso_client_warning", ctypes.c_char_p, _vp)
 client_get_batch_size = _proto("zbso_client_get_batch_size", ctypes.c_int, _vp,
                                ctypes.POINTER(ctypes.c_int64))
 client_spec_json = _proto("zbso_client_spec_json", ctypes.c_char_p, _vp)

@@ -27,10 +27,13 @@ typedef struct http_reply {
                                       * reply is queued), for routes with path parameters */
     const char *content_type;        /* NULL: application/json */
     const char *const *headers;      /* NULL, or name, value, ..., NULL: more headers */
+    char warning[512];               /* POST /jobs: X-Zbso-Warning's value (printable) */
+    const char *warning_headers[3];  /* headers pointing at it */
 } http_reply;
 
 #define HTTP_HEADER_JOB_VERSION "X-Zbso-Job-Version"
 #define HTTP_HEADER_IDEMPOTENCY_KEY "Idempotency-Key"
+#define HTTP_HEADER_WARNING "X-Zbso-Warning"
 
 
 struct http_metrics;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "codec/codec.h"
+#include "util/log.h"
 #include "util/mem.h"
 
 /* Checks the answer to what: rc is the codec's verdict on a non-empty body. Returns 0,
@@ -51,6 +52,8 @@ int protocol_register_job(transport *t, const zbso_job_spec *spec, zbso_job_spec
     rc = resp.len ? codec_job_spec_parse(resp.body, resp.len, out, err) : 0;
     if (rc == 0 && resp.len && !out->job_id[0])
         rc = err_set(err, ZBSO_EINVAL, "no job_id");
+    if (rc == 0 && resp.warning[0] != '\0')
+        log_warn("zbso client: the server warns: %s", resp.warning);
     return check_answer(rc, &resp, "POST /jobs", "job", err);
 }
 
