@@ -87,11 +87,14 @@ if ((${#missing[@]} > 0)); then
     fi
 fi
 
-# promtool, Prometheus's checker (tests/integration/test_metrics.py), from Debian's
-# prometheus package: only that binary is extracted to /usr/local/bin, so no prometheus
-# service is installed, enabled or started.
-if ((!runtime)) && ! command -v promtool >/dev/null 2>&1; then
-    echo "setup.sh: installing promtool from Debian's prometheus package"
+# promtool, Prometheus's checker (tests/integration/test_metrics.py, the alert rules'
+# unit tests), and the prometheus server binary (tests/integration/test_monitoring.py
+# starts a private one that scrapes a real zbso), from Debian's prometheus package: only
+# those binaries are extracted to /usr/local/bin, so no prometheus service is installed,
+# enabled or started.
+if ((!runtime)) && { ! command -v promtool >/dev/null 2>&1 ||
+                    ! command -v prometheus >/dev/null 2>&1; }; then
+    echo "setup.sh: installing promtool and prometheus from Debian's prometheus package"
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     if ! (cd "$tmp" && apt-get download prometheus); then
@@ -100,6 +103,7 @@ if ((!runtime)) && ! command -v promtool >/dev/null 2>&1; then
     fi
     dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x"
     "${sudo_cmd[@]}" install -m 0755 "$tmp/x/usr/bin/promtool" /usr/local/bin/promtool
+    "${sudo_cmd[@]}" install -m 0755 "$tmp/x/usr/bin/prometheus" /usr/local/bin/prometheus
     rm -rf "$tmp"
     trap - EXIT
 fi

@@ -30,6 +30,7 @@ enum zbso_error {
     ZBSO_ERUNTIME = -17,   /* client: server or network failure (ZeusBSORuntimError) */
     ZBSO_ETRAINFAIL = -18, /* client: training stopped without converging (ZeusBSOTrainFailError) */
     ZBSO_EPERM = -19,      /* power limits: no privilege to set one (CAP_SYS_ADMIN, or zeusd) */
+    ZBSO_EFORBIDDEN = -20, /* a valid token whose scope does not cover the request (403) */
 };
 
 /* Returns a static, human-readable name for an error code; never NULL. */

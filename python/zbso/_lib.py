@@ -41,6 +41,7 @@ EBADOP = -16
 ERUNTIME = -17
 ETRAINFAIL = -18
 EPERM = -19
+EFORBIDDEN = -20
 
 
 def _load():

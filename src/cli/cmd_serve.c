@@ -146,6 +146,25 @@ static void raise_fd_limit(void)
                  (unsigned long long)soft, (unsigned long long)rl.rlim_max, strerror(errno));
 }
 
+/* The scoped tokens (issue 26) come with the API token, which alone may delete jobs and
+ * write power profiles; and each class has its own token, so a request's class is never
+ * ambiguous. */
+static int check_tokens(const cli_config *cfg, zbso_err *err)
+{
+    const char *names[3] = {"ZEUS_BSO_API_TOKEN", "ZBSO_READ_TOKEN", "ZBSO_CLIENT_TOKEN"};
+    const char *v[3] = {cfg->api_token, cfg->read_token, cfg->client_token};
+    if (!v[0][0] && (v[1][0] || v[2][0]))
+        return err_set(err, ZBSO_EINVAL, "%s is set but ZEUS_BSO_API_TOKEN is not: the scoped "
+                       "tokens need the API token, which alone may delete jobs and write "
+                       "power profiles", v[1][0] ? names[1] : names[2]);
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (v[i][0] && strcmp(v[i], v[j]) == 0)
+                return err_set(err, ZBSO_EINVAL, "%s and %s are the same token; give each "
+                               "class its own", names[i], names[j]);
+    return 0;
+}
+
 int cli_serve(int argc, char **argv)
 {
     cli_config cfg;
@@ -159,6 +178,10 @@ int cli_serve(int argc, char **argv)
     int rc = cli_start("serve", serve_usage, argc, argv, &cfg, &serve_flags, &migrate);
     if (rc >= 0) {
         status = rc;
+        goto out;
+    }
+    if (check_tokens(&cfg, &err) < 0) {
+        fprintf(stderr, "zbso serve: %s\n", err.msg);
         goto out;
     }
 
@@ -195,6 +218,8 @@ int cli_serve(int argc, char **argv)
         .host = cfg.host,
         .port = cfg.port,
         .api_token = cfg.api_token[0] ? cfg.api_token : NULL,
+        .read_token = cfg.read_token[0] ? cfg.read_token : NULL,
+        .client_token = cfg.client_token[0] ? cfg.client_token : NULL,
         .per_ip_limit = cfg.max_connections_per_ip,
         .idle_timeout_s = cfg.idle_timeout_s,
         .header_timeout_s = cfg.header_timeout_s,
@@ -215,6 +240,10 @@ int cli_serve(int argc, char **argv)
              cfg.dotenv_path[0] ? ", config from " : "", cfg.dotenv_path, host,
              http_server_port(srv), cfg.trial_timeout_s,
              hcfg.api_token ? ", bearer token required" : "");
+    if (hcfg.read_token || hcfg.client_token)
+        log_info("scoped tokens: %s%s%s", hcfg.read_token ? "read (ZBSO_READ_TOKEN)" : "",
+                 hcfg.read_token && hcfg.client_token ? ", " : "",
+                 hcfg.client_token ? "client (ZBSO_CLIENT_TOKEN)" : "");
 
     int sig = 0;
     for (;;) {

@@ -117,7 +117,9 @@ void config_redact_url(const char *url, char *out, size_t cap)
 enum cfg_key {
     K_DATABASE_URL, K_SERVER_PORT, K_HOST, K_LOG_LEVEL, K_ECHO_SQL, K_DB_USER,
     K_DB_PASSWORD, K_TRIAL_TIMEOUT, K_API_TOKEN, K_IDLE_TIMEOUT, K_HEADER_TIMEOUT,
-    K_DRAIN_TIMEOUT, K_MAX_CONNECTIONS_PER_IP, K_LOG_FILE, K_METRICS_PER_JOB, K_COUNT
+    K_DRAIN_TIMEOUT, K_MAX_CONNECTIONS_PER_IP, K_LOG_FILE, K_METRICS_PER_JOB,
+    K_READ_TOKEN, K_CLIENT_TOKEN, K_API_TOKEN_FILE, K_READ_TOKEN_FILE, K_CLIENT_TOKEN_FILE,
+    K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
@@ -126,6 +128,8 @@ static const char *const key_names[K_COUNT] = {
     "ZEUS_BSO_DB_PASSWORD", "ZEUS_BSO_TRIAL_TIMEOUT", "ZEUS_BSO_API_TOKEN",
     "ZEUS_BSO_IDLE_TIMEOUT", "ZEUS_BSO_HEADER_TIMEOUT", "ZEUS_BSO_DRAIN_TIMEOUT",
     "ZEUS_BSO_MAX_CONNECTIONS_PER_IP", "ZEUS_BSO_LOG_FILE", "ZEUS_BSO_METRICS_PER_JOB",
+    "ZBSO_READ_TOKEN", "ZBSO_CLIENT_TOKEN", "ZEUS_BSO_API_TOKEN_FILE", "ZBSO_READ_TOKEN_FILE",
+    "ZBSO_CLIENT_TOKEN_FILE",
 };
 
 /* Values of our keys found in a `.env` file (heap copies; the last assignment wins). */
@@ -231,6 +235,40 @@ out:
     return rc < 0 ? rc : 0;
 }
 
+/* NAME_FILE (issue 26, as the container entrypoint does): reads the secret of variable
+ * `name` from the file `path` into out (cap bytes), dropping the trailing newlines a
+ * secret file usually ends with. Refused when NAME itself was set too (out non-empty:
+ * the _FILE keys come after theirs), or the file cannot be read or is too long. */
+static int read_secret_file(const char *what, const char *name, const char *path, char *out,
+                            size_t cap, zbso_err *err)
+{
+    if (out[0])
+        return err_set(err, ZBSO_EINVAL, "both %s and %s are set; give one", name, what);
+    if (path[0] == '\0')
+        return err_set(err, ZBSO_EINVAL, "%s is empty; name the file holding %s", what, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return err_set(err, ZBSO_EINVAL, "%s '%s' cannot be read: %s", what, path,
+                       strerror(errno));
+    size_t n = fread(out, 1, cap - 1, f);
+    bool more = n == cap - 1 && fgetc(f) != EOF;
+    bool bad = ferror(f) != 0;
+    fclose(f);
+    if (bad || more) {
+        memset(out, 0, cap);
+        return err_set(err, ZBSO_EINVAL, "%s '%s': %s", what, path,
+                       bad ? "read error" : "the secret is too long");
+    }
+    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+        n--;
+    out[n] = '\0';
+    if (memchr(out, '\0', n)) {
+        memset(out, 0, cap);
+        return err_set(err, ZBSO_EINVAL, "%s '%s' holds a NUL byte", what, path);
+    }
+    return 0;
+}
+
 /* Applies one variable's value to cfg. what names it (and its file) in messages. */
 static int apply(cli_config *cfg, int k, const char *what, const char *v, zbso_err *err)
 {
@@ -272,6 +310,19 @@ static int apply(cli_config *cfg, int k, const char *what, const char *v, zbso_e
         return config_copy(what, v, cfg->log_file, sizeof cfg->log_file, err);
     case K_METRICS_PER_JOB:
         return config_parse_bool(what, v, &cfg->metrics_per_job, err);
+    case K_READ_TOKEN:
+        return config_copy(what, v, cfg->read_token, sizeof cfg->read_token, err);
+    case K_CLIENT_TOKEN:
+        return config_copy(what, v, cfg->client_token, sizeof cfg->client_token, err);
+    case K_API_TOKEN_FILE:
+        return read_secret_file(what, "ZEUS_BSO_API_TOKEN", v, cfg->api_token,
+                                sizeof cfg->api_token, err);
+    case K_READ_TOKEN_FILE:
+        return read_secret_file(what, "ZBSO_READ_TOKEN", v, cfg->read_token,
+                                sizeof cfg->read_token, err);
+    case K_CLIENT_TOKEN_FILE:
+        return read_secret_file(what, "ZBSO_CLIENT_TOKEN", v, cfg->client_token,
+                                sizeof cfg->client_token, err);
     default:
         return err_set(err, ZBSO_EINTERNAL, "unknown configuration key %d", k);
     }

@@ -28,6 +28,8 @@ typedef struct cli_config {
     char db_password[CFG_SECRET_MAX + 1];
     double trial_timeout_s;          /* >= 0; 0 disables stale-trial failing */
     char api_token[CFG_SECRET_MAX + 1];   /* "" means no authentication */
+    char read_token[CFG_SECRET_MAX + 1];  /* ZBSO_READ_TOKEN: GETs of the views; "" none */
+    char client_token[CFG_SECRET_MAX + 1];/* ZBSO_CLIENT_TOKEN: the Zeus protocol; "" none */
     unsigned idle_timeout_s;         /* idle connections are closed after this; 0 never */
     double header_timeout_s;         /* a request head must arrive within this; 0 no limit */
     double drain_timeout_s;          /* at SIGTERM, in-flight requests get this long */

@@ -1,7 +1,8 @@
-/* auth.c: the API token check of an Authorization header value, pure: "Bearer <token>", or
+/* auth.c: the token check of an Authorization header value, pure: "Bearer <token>", or
  * HTTP Basic whose password is the token (any user name; what httpx and curl send for a
- * URL http://user:TOKEN@host). Compares in constant time; never puts a secret in a
- * message. */
+ * URL http://user:TOKEN@host), against the server's tokens (the API token, and the scoped
+ * read and client tokens of issue 26), and which route scopes each token class may use.
+ * Compares in constant time; never puts a secret in a message. */
 #include <stdbool.h>
 #include <string.h>
 #include <strings.h>
@@ -87,12 +88,31 @@ static bool scheme_is(const char *h, const char *word)
     return strncasecmp(h, word, n) == 0 && (h[n] == ' ' || h[n] == '\t');
 }
 
-int http_auth_check(const char *token, size_t token_len, const char *header, zbso_err *err)
+/* The class of each of the server's tokens, by its index in http_tokens.t. */
+static const http_token_class classes[HTTP_TOKEN_CLASSES] = {HTTP_TOKEN_API, HTTP_TOKEN_READ,
+                                                             HTTP_TOKEN_CLIENT};
+
+/* Compares the presented secret got[0..got_len) with every configured token, each in
+ * constant time and all of them whatever matched first, so timing tells nothing of which
+ * class (if any) a guess was near. Returns the class that matched, or HTTP_TOKEN_NONE. */
+static http_token_class match(const http_tokens *tk, const char *got, size_t got_len)
+{
+    http_token_class found = HTTP_TOKEN_NONE;
+    for (size_t i = 0; i < HTTP_TOKEN_CLASSES; i++)
+        if (tk->t[i] && token_equal(tk->t[i], tk->len[i], got, got_len) &&
+            found == HTTP_TOKEN_NONE)
+            found = classes[i];
+    return found;
+}
+
+int http_auth_identify(const http_tokens *tk, const char *header, http_token_class *cls,
+                       zbso_err *err)
 {
     static const char need[] = "this server needs \"Authorization: Bearer <token>\" or HTTP "
                                "Basic auth with the token as the password";
     const char *h = header;
     size_t n;
+    *cls = HTTP_TOKEN_NONE;
     if (!h)
         return err_set(err, ZBSO_EAUTH, "missing Authorization header: %s", need);
     while (*h == ' ' || *h == '\t')
@@ -100,7 +120,7 @@ int http_auth_check(const char *token, size_t token_len, const char *header, zbs
     if (scheme_is(h, "Bearer")) {
         h += 6;
         trim(&h, &n);
-        if (!token_equal(token, token_len, h, n))
+        if ((*cls = match(tk, h, n)) == HTTP_TOKEN_NONE)
             return err_set(err, ZBSO_EAUTH, "wrong bearer token in the Authorization header");
         return 0;
     }
@@ -120,10 +140,39 @@ int http_auth_check(const char *token, size_t token_len, const char *header, zbs
                                         "have no ':' between user name and password");
     const char *pass = (const char *)colon + 1;
     size_t pass_len = (size_t)len - (size_t)(colon + 1 - plain);
-    bool ok = token_equal(token, token_len, pass, pass_len);
+    *cls = match(tk, pass, pass_len);
     memset(plain, 0, sizeof plain);
-    if (!ok)
+    if (*cls == HTTP_TOKEN_NONE)
         return err_set(err, ZBSO_EAUTH, "wrong password in the Basic credentials of the "
                                         "Authorization header (the password is the token)");
     return 0;
+}
+
+int http_auth_check(const char *token, size_t token_len, const char *header, zbso_err *err)
+{
+    http_tokens tk = {.t = {token}, .len = {token_len}};
+    http_token_class cls;
+    return http_auth_identify(&tk, header, &cls, err);
+}
+
+bool http_scope_allows(http_scope scope, http_token_class cls)
+{
+    switch (scope) {
+    case HTTP_SCOPE_PUBLIC: return true;
+    case HTTP_SCOPE_READ: return cls == HTTP_TOKEN_API || cls == HTTP_TOKEN_READ;
+    case HTTP_SCOPE_CLIENT: return cls == HTTP_TOKEN_API || cls == HTTP_TOKEN_CLIENT;
+    case HTTP_SCOPE_ADMIN: return cls == HTTP_TOKEN_API;
+    }
+    return false;
+}
+
+const char *http_token_class_name(http_token_class cls)
+{
+    switch (cls) {
+    case HTTP_TOKEN_API: return "api";
+    case HTTP_TOKEN_READ: return "read";
+    case HTTP_TOKEN_CLIENT: return "client";
+    case HTTP_TOKEN_NONE: break;
+    }
+    return "none";
 }

@@ -22,6 +22,10 @@ typedef struct http_config {
     const char *host;         /* address to bind, "127.0.0.1" by default */
     int port;                 /* 0: an ephemeral port (see http_server_port) */
     const char *api_token;    /* NULL or "": no auth; else `Authorization: Bearer <token>` */
+    const char *read_token;   /* NULL or "": none; else it may GET the inspection API,
+                                 /metrics and /openapi.json (ZBSO_READ_TOKEN) */
+    const char *client_token; /* NULL or "": none; else it may use the Zeus protocol's
+                                 routes (ZBSO_CLIENT_TOKEN) */
     size_t max_body_bytes;    /* larger bodies get 413; 0 means 1 MiB */
     unsigned connection_limit;/* connections open at once, more are refused; 0: the soft
                                  RLIMIT_NOFILE less HTTP_FD_RESERVE */

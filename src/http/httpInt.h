@@ -48,12 +48,22 @@ typedef struct http_ctx {
 typedef void (*http_handler)(const http_ctx *ctx, struct MHD_Connection *c,
                              const char *body, size_t len, http_reply *r);
 
+/* Who may use a route (issue 26). With no token configured every route is open. */
+typedef enum http_scope {
+    HTTP_SCOPE_PUBLIC = 0,  /* anyone, no token: /healthz, the dashboard's files */
+    HTTP_SCOPE_READ,        /* the read or the API token: the inspection API's GETs,
+                             * GET /power_profiles, /metrics, /openapi.json */
+    HTTP_SCOPE_CLIENT,      /* the client or the API token: the Zeus protocol (POST /jobs,
+                             * GET /jobs/batch_size, POST /report, PATCH /trials) */
+    HTTP_SCOPE_ADMIN,       /* the API token alone: DELETE /jobs, PUT /power_profiles */
+} http_scope;
+
 typedef struct http_route {
     const char *method;
     const char *path;
     const char *allow;      /* every method this path serves, for 405 */
     bool has_body;          /* the request carries JSON: check its Content-Type */
-    bool public_route;      /* served without the bearer token */
+    http_scope scope;       /* which tokens may use it (auth.c, http_scope_allows) */
     http_handler fn;
     /* Runs on the background workers, below the protocol's in priority (server.c): the
      * read-only views, which a client cannot wait on mid-training. */
@@ -103,6 +113,30 @@ int http_idempotency_key(const char *v, char *key, zbso_err *err);
  * wrong; the message never holds the token nor anything decoded from the header. Pure,
  * for the fuzz target fuzz/fuzz_auth.c. */
 int http_auth_check(const char *token, size_t token_len, const char *header, zbso_err *err);
+
+/* The server's tokens: t[i] NULL when that class is not configured. Index 0 is the API
+ * token (ZEUS_BSO_API_TOKEN, every route), 1 the read token (ZBSO_READ_TOKEN), 2 the
+ * client token (ZBSO_CLIENT_TOKEN). */
+typedef enum http_token_class {
+    HTTP_TOKEN_NONE = 0, HTTP_TOKEN_API, HTTP_TOKEN_READ, HTTP_TOKEN_CLIENT,
+} http_token_class;
+#define HTTP_TOKEN_CLASSES 3
+typedef struct http_tokens {
+    const char *t[HTTP_TOKEN_CLASSES];
+    size_t len[HTTP_TOKEN_CLASSES];
+} http_tokens;
+
+/* As http_auth_check, against every configured token of tk; *cls is the class of the one
+ * presented (HTTP_TOKEN_NONE on failure). Each token is compared in constant time, all of
+ * them every time. Pure. */
+int http_auth_identify(const http_tokens *tk, const char *header, http_token_class *cls,
+                       zbso_err *err);
+
+/* True when a request authenticated as cls may use a route of scope (auth.c's table). */
+bool http_scope_allows(http_scope scope, http_token_class cls);
+
+/* "api", "read", "client" or "none": for the audit log, never the token itself. */
+const char *http_token_class_name(http_token_class cls);
 
 unsigned http_status_of(int code);
 

@@ -429,6 +429,25 @@ static void put_store(text *t, store *st)
     put(t, "zbso_curve_points_buffered %" PRIu64 "\n", buffered);
 }
 
+/* The lease figures that let an alert find trials held past their lease: the timeout
+ * itself, and the least recent renewal of a Dispatched trial (absent when none is). */
+static void put_lease(text *t, const scrape *s, bool readable, double lease_timeout_s)
+{
+    char v[OPT_FMT_DOUBLE_MAX];
+    family(t, "zbso_trial_lease_timeout_seconds", "gauge",
+           "How long a Dispatched trial's lease lasts without a report "
+           "(ZEUS_BSO_TRIAL_TIMEOUT); 0: leases are off.");
+    put(t, "zbso_trial_lease_timeout_seconds %s\n", num(v, lease_timeout_s));
+    if (!readable || !s->counts.has_oldest_lease)
+        return;
+    family(t, "zbso_trial_oldest_lease_renewal_timestamp_seconds", "gauge",
+           "Unix time of the least recent lease renewal (dispatch or report) of any "
+           "Dispatched trial; absent when no trial is Dispatched. time() minus this, over "
+           "zbso_trial_lease_timeout_seconds, is a trial held past its lease.");
+    put(t, "zbso_trial_oldest_lease_renewal_timestamp_seconds %" PRId64 "\n",
+        s->counts.oldest_lease_renewed_at);
+}
+
 static void put_service(text *t, const svc_stats *ss)
 {
     char v[OPT_FMT_DOUBLE_MAX];
@@ -506,7 +525,7 @@ static void put_process(text *t, const http_metrics *m)
     put(t, "process_start_time_seconds %s\n", num(v, m->start_time_s));
 }
 
-int http_metrics_render(http_metrics *m, store *st, const svc_stats *stats, char **out,
+int http_metrics_render(http_metrics *m, store *st, const svc_env *env, char **out,
                         size_t *len, zbso_err *err)
 {
     text t = {.rc = 0};
@@ -527,10 +546,11 @@ int http_metrics_render(http_metrics *m, store *st, const svc_stats *stats, char
     put_requests(&t, m);
     put_store(&t, st);
     put_counts(&t, &s, readable);
+    put_lease(&t, &s, readable, env ? env->trial_timeout_s : 0.0);
     if (readable && m->per_job)
         put_per_job(&t, &s);
-    if (stats)
-        put_service(&t, stats);
+    if (env && env->stats)
+        put_service(&t, env->stats);
     put_process(&t, m);
     free(s.jobs);
 
@@ -555,7 +575,7 @@ void http_metrics_get(const http_ctx *ctx, struct MHD_Connection *c, const char 
 {
     char *doc = NULL;
     size_t n = 0;
-    int rc = http_metrics_render(ctx->metrics, ctx->st, ctx->env->stats, &doc, &n, &r->err);
+    int rc = http_metrics_render(ctx->metrics, ctx->st, ctx->env, &doc, &n, &r->err);
     if (rc < 0) {
         http_reply_error(r, rc);
         return;

@@ -39,10 +39,11 @@ void http_metrics_request(http_metrics *m, const http_route *route, const char *
 
 /* Builds the exposition: *text (malloc'd, NUL-terminated, the caller frees) of *len bytes.
  * Reads the job and trial counts (and the per-job series) in one read unit of st; when
- * that fails the rest is still built and zbso_store_readable says 0. stats may be NULL
- * (the service's series are then left out). Returns 0, or ZBSO_ENOMEM / ZBSO_ETOOBIG
- * (past METRICS_TEXT_MAX) with err set. */
-int http_metrics_render(http_metrics *m, store *st, const svc_stats *stats, char **text,
+ * that fails the rest is still built and zbso_store_readable says 0. env gives the lease
+ * timeout and the service's counters (env->stats); env or env->stats may be NULL (the
+ * service's series are then left out). Returns 0, or ZBSO_ENOMEM / ZBSO_ETOOBIG (past
+ * METRICS_TEXT_MAX) with err set. */
+int http_metrics_render(http_metrics *m, store *st, const svc_env *env, char **text,
                         size_t *len, zbso_err *err);
 
 /* The GET /metrics handler (routes.c's table): 200 with the exposition as

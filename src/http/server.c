@@ -2,6 +2,7 @@
  * state, request framing, bearer auth, bodies up to a limit, Content-Type check, handing
  * service calls to the worker pool, queueing replies, the request log and the drain at
  * stop. Knows nothing of what a route means (routes.c) or of status policy (status.c). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -74,8 +75,9 @@ struct http_server {
     http_workers *workers;
     http_workers *background;    /* for routes marked background */
     conntrack *ct;
-    char *token;                 /* NULL: no auth */
-    size_t token_len;
+    char *token_copy[HTTP_TOKEN_CLASSES]; /* owned copies of the configured tokens */
+    http_tokens tokens;          /* the same, for auth.c */
+    bool auth;                   /* any token is configured: routes need theirs */
     size_t max_body;
     unsigned capacity;           /* connections open at once */
     unsigned per_ip_limit;
@@ -94,6 +96,7 @@ typedef struct req_state {
     struct MHD_Connection *conn;
     int64_t t0_ns;               /* CLOCK_MONOTONIC when the head arrived */
     const http_route *route;
+    http_token_class token_class; /* who the Authorization header says the client is */
     bool begun;                  /* the handler got the head */
     bool decided;                /* reply already settled (an error found before the body) */
     bool close_after;            /* answer at once and close: the framing is not to trust */
@@ -244,14 +247,26 @@ static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *
     return rs;
 }
 
-/* Returns 0 when the request carries the server's API token (http_auth_check), else
- * ZBSO_EAUTH with the reason. */
-static int check_auth(const http_server *srv, struct MHD_Connection *c, zbso_err *err)
+/* Returns 0 when the request carries one of the server's tokens (http_auth_identify),
+ * with its class in *cls, else ZBSO_EAUTH with the reason. */
+static int check_auth(const http_server *srv, struct MHD_Connection *c, http_token_class *cls,
+                      zbso_err *err)
 {
-    return http_auth_check(srv->token, srv->token_len,
-                           MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                       MHD_HTTP_HEADER_AUTHORIZATION),
-                           err);
+    return http_auth_identify(&srv->tokens,
+                              MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                          MHD_HTTP_HEADER_AUTHORIZATION),
+                              cls, err);
+}
+
+/* The ZBSO_EFORBIDDEN of a valid token whose class may not use route. */
+static int forbidden(const http_route *route, http_token_class cls, zbso_err *err)
+{
+    static const char *const need[] = {
+        [HTTP_SCOPE_PUBLIC] = "no token", [HTTP_SCOPE_READ] = "the read token or the API token",
+        [HTTP_SCOPE_CLIENT] = "the client token or the API token",
+        [HTTP_SCOPE_ADMIN] = "the API token (ZEUS_BSO_API_TOKEN)"};
+    return err_set(err, ZBSO_EFORBIDDEN, "the %s token may not use %s %s: it needs %s",
+                   http_token_class_name(cls), route->method, route->path, need[route->scope]);
 }
 
 /* Returns 0 when Content-Type is absent, empty or application/json (any parameters, any
@@ -344,10 +359,12 @@ static void request_begin(const http_server *srv, struct MHD_Connection *c, cons
         return;
     }
     rs->route = http_route_find(method, url, &allow);
-    if (srv->token && !(rs->route && rs->route->public_route))
-        rc = check_auth(srv, c, &r->err);
-    else
-        rc = 0;
+    rc = 0;
+    if (srv->auth && !(rs->route && rs->route->scope == HTTP_SCOPE_PUBLIC)) {
+        rc = check_auth(srv, c, &rs->token_class, &r->err);
+        if (rc == 0 && rs->route && !http_scope_allows(rs->route->scope, rs->token_class))
+            rc = forbidden(rs->route, rs->token_class, &r->err);
+    }
     if (rc == 0 && !rs->route && allow) {
         rc = err_set(&r->err, ZBSO_EMETHOD,
                      "method %.16s is not allowed on %.200s (allowed: %s)", method, url, allow);
@@ -423,6 +440,43 @@ static void log_request(const char *method, const char *url, const req_state *rs
              (long long)elapsed_us(rs->t0_ns));
 }
 
+/* The audit log (issue 26): one WARN line, so it is kept at the usual production levels,
+ * for every request to a route only the API token may use (DELETE /jobs, PUT
+ * /power_profiles), answered or refused: who (the token's class, never the token; the
+ * client's address), what (method, path, job id, status), when (the log's timestamp). */
+static void log_audit(struct MHD_Connection *c, const char *method, const char *url,
+                      const req_state *rs)
+{
+    const http_reply *r = &rs->reply;
+    if (!rs->route || rs->route->scope != HTTP_SCOPE_ADMIN)
+        return;
+    char m[64], u[1024], j[4 * ZBSO_ID_MAX + 8], addr[INET6_ADDRSTRLEN] = "-";
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (ci && ci->client_addr) {
+        const struct sockaddr *sa = ci->client_addr;
+        if (sa->sa_family == AF_INET)
+            inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, addr,
+                      sizeof addr);
+        else if (sa->sa_family == AF_INET6)
+            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+                      addr, sizeof addr);
+    }
+    /* The job the request named: as the handler parsed it, or from the query when the
+     * request was refused before that (401, 403). */
+    const char *job = r->job_id[0] ? r->job_id
+                                   : MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+                                                                 "job_id");
+    log_warn("audit: %s %s job_id=%s status=%d token=%s client=%s",
+             log_escape(method, strlen(method), m, sizeof m),
+             log_escape(url, strlen(url), u, sizeof u),
+             job && job[0] ? log_escape(job, strnlen(job, ZBSO_ID_MAX), j, sizeof j) : "-",
+             r->status, rs->token_class != HTTP_TOKEN_NONE
+                            ? http_token_class_name(rs->token_class)
+                            : (rs->srv && rs->srv->auth ? "none" : "auth-off"),
+             addr);
+}
+
 /* Queues rs->reply. The body is handed to MHD (freed by it). Returns MHD's verdict;
  * MHD_NO makes MHD close the connection. */
 static enum MHD_Result queue_reply(http_server *srv, struct MHD_Connection *c,
@@ -462,6 +516,7 @@ static enum MHD_Result queue_reply(http_server *srv, struct MHD_Connection *c,
     ret = MHD_queue_response(c, (unsigned)r->status, resp);
     rs->queued = true;
     log_request(method, url, rs);
+    log_audit(c, method, url, rs);
 out:
     if (resp)
         MHD_destroy_response(resp);
@@ -614,7 +669,8 @@ static void server_free(http_server *srv)
     http_workers_stop(srv->background);
     conntrack_stop(srv->ct);
     http_metrics_free(srv->ctx.metrics);
-    free(srv->token);
+    for (size_t i = 0; i < HTTP_TOKEN_CLASSES; i++)
+        free(srv->token_copy[i]);
     free(srv);
 }
 
@@ -637,14 +693,18 @@ int http_server_start(const http_config *cfg, store *st, const svc_env *env,
     srv->capacity = cfg->connection_limit;
     if (!srv->capacity)
         srv->capacity = nofile > 2 * HTTP_FD_RESERVE ? nofile - HTTP_FD_RESERVE : nofile / 2;
-    if (cfg->api_token && cfg->api_token[0]) {
-        srv->token_len = strlen(cfg->api_token);
-        srv->token = malloc(srv->token_len + 1);
-        if (!srv->token) {
+    const char *tokens[HTTP_TOKEN_CLASSES] = {cfg->api_token, cfg->read_token,
+                                              cfg->client_token};
+    for (size_t i = 0; i < HTTP_TOKEN_CLASSES; i++) {
+        if (!tokens[i] || !tokens[i][0])
+            continue;
+        if ((srv->token_copy[i] = strdup(tokens[i])) == NULL) {
             rc = err_set(err, ZBSO_ENOMEM, "out of memory starting the HTTP server");
             goto out;
         }
-        memcpy(srv->token, cfg->api_token, srv->token_len + 1);
+        srv->tokens.t[i] = srv->token_copy[i];
+        srv->tokens.len[i] = strlen(tokens[i]);
+        srv->auth = true;
     }
     if ((rc = resolve(host, cfg->port, &addr, &ipv6, err)) < 0)
         goto out;

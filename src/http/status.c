@@ -12,7 +12,7 @@ static const struct {
 } status_table[] = {
     {ZBSO_EINVAL, 422},   {ZBSO_ENOTFOUND, 404}, {ZBSO_ECONFLICT, 409},
     {ZBSO_EAUTH, 401},    {ZBSO_ETOOBIG, 413},   {ZBSO_EMETHOD, 405},
-    {ZBSO_EUNAVAIL, 503}, {ZBSO_ENOCONV, 500},
+    {ZBSO_EUNAVAIL, 503}, {ZBSO_ENOCONV, 500},   {ZBSO_EFORBIDDEN, 403},
 };
 
 unsigned http_status_of(int code)

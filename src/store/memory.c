@@ -1,6 +1,7 @@
 /* memory.c: the "memory://" backend: the store.h semantics in process memory, for tests
  * and the simulator. One mutex serializes units of work; an undo log makes a failing unit
  * leave no trace. Nothing is durable and nothing is shared between processes. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -791,6 +792,12 @@ static int m_counts(store_txn *t, store_counts *out, zbso_err *err)
         for (size_t k = 0; k < st->jobs[i]->n_trials; k++) {
             const zbso_trial *tr = &st->jobs[i]->trials[k];
             out->trials[tr->type][tr->status]++;
+            int64_t renewed = (int64_t)floor(tr->lease_renewed_at);
+            if (tr->status == ZBSO_TRIAL_DISPATCHED &&
+                (!out->has_oldest_lease || renewed < out->oldest_lease_renewed_at)) {
+                out->has_oldest_lease = true;
+                out->oldest_lease_renewed_at = renewed;
+            }
         }
     return 0;
 }

@@ -210,7 +210,9 @@ const my_stmt_sql my_stmts[MS_COUNT] = {
                          " WHERE job_id = ? AND trial_number = ? ORDER BY epoch", 2},
     /* The jobs as type and status -1, then the trials by type and status. */
     [MS_COUNTS] = {"SELECT -1, -1, COUNT(*) FROM jobs UNION ALL"
-                   " SELECT type, status, COUNT(*) FROM trials GROUP BY type, status", 0},
+                   " SELECT type, status, COUNT(*) FROM trials GROUP BY type, status UNION ALL"
+                   " SELECT -2, -2, CAST(FLOOR(MIN(lease_renewed_at)) AS SIGNED) FROM trials"
+                   " WHERE status = 0", 0},
     /* profile_put finds the job (and keeps a concurrent delete of it waiting), then
      * upserts: MySQL's affected rows cannot tell an unchanged row from no job. */
     [MS_JOB_SHARE] = {"SELECT 1 FROM jobs WHERE job_id = ? LOCK IN SHARE MODE", 1},
@@ -844,7 +846,10 @@ static int q_counts(store_txn *tb, store_counts *out, zbso_err *err)
         int64_t ty = c_i64(r, i, 0), st = c_i64(r, i, 1);
         if (ty == -1)
             out->jobs = c_i64(r, i, 2);
-        else if (ty >= 0 && ty < 3 && st >= 0 && st < 3)
+        else if (ty == -2) {
+            out->has_oldest_lease = !c_null(r, i, 2);
+            out->oldest_lease_renewed_at = out->has_oldest_lease ? c_i64(r, i, 2) : 0;
+        } else if (ty >= 0 && ty < 3 && st >= 0 && st < 3)
             out->trials[ty][st] = c_i64(r, i, 2);
     }
     my_rows_free(r);

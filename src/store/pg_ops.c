@@ -239,7 +239,9 @@ const pg_stmt pg_stmts[S_COUNT] = {
                         " WHERE job_id = $1 AND trial_number = $2 ORDER BY epoch", 2},
     /* The jobs as type and status -1, then the trials by type and status. */
     [S_COUNTS] = {"SELECT -1, -1, count(*) FROM jobs UNION ALL"
-                  " SELECT type, status, count(*) FROM trials GROUP BY type, status", 0},
+                  " SELECT type, status, count(*) FROM trials GROUP BY type, status UNION ALL"
+                  " SELECT -2, -2, floor(min(lease_renewed_at))::bigint FROM trials"
+                  " WHERE status = 0", 0},
     /* From the job's row: no row is inserted for a job that does not exist. */
     [S_PROFILE_PUT] = {"INSERT INTO power_profiles (job_id, batch_size, trial_number, observer,"
                        " profile_steps, created_at, measurements) SELECT job_id, $2, $3, $4,"
@@ -1063,7 +1065,10 @@ static int q_counts(store_txn *tb, store_counts *out, zbso_err *err)
         int64_t ty = r_i64(r, i, 0), st = r_i64(r, i, 1);
         if (ty == -1)
             out->jobs = r_i64(r, i, 2);
-        else if (ty >= 0 && ty < 3 && st >= 0 && st < 3)
+        else if (ty == -2) {
+            out->has_oldest_lease = !r_null(r, i, 2);
+            out->oldest_lease_renewed_at = out->has_oldest_lease ? r_i64(r, i, 2) : 0;
+        } else if (ty >= 0 && ty < 3 && st >= 0 && st < 3)
             out->trials[ty][st] = r_i64(r, i, 2);
     }
     PQclear(r);

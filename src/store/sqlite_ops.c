@@ -229,6 +229,8 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_REPORTS_DELETE] = "DELETE FROM reports WHERE job_id = ?1",
     [S_COUNT_JOBS] = "SELECT count(*) FROM jobs",
     [S_COUNT_TRIALS] = "SELECT type, status, count(*) FROM trials GROUP BY type, status",
+    [S_OLDEST_LEASE] = "SELECT CAST(min(lease_renewed_at) AS INTEGER) FROM trials"
+                       " WHERE status = 0",
     /* From the job's row: no row is inserted for a job that does not exist. */
     [S_PROFILE_PUT] = "INSERT INTO power_profiles (job_id, batch_size, trial_number, observer,"
                       " profile_steps, created_at, measurements) SELECT job_id, ?2, ?3, ?4,"
@@ -931,6 +933,18 @@ static int q_counts(store_txn *t, store_counts *out, zbso_err *err)
             out->trials[ty][st] = sqlite3_column_int64(s, 2);
     }
     if (rc != SQLITE_DONE)
+        out_rc = sq_fail(c, rc, "counts", NULL, err);
+    sqlite3_reset(s);
+    if (out_rc < 0)
+        return out_rc;
+    if ((s = sq_stmt(c, S_OLDEST_LEASE, err)) == NULL)
+        return sq_code(c);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
+        out->has_oldest_lease = true;
+        out->oldest_lease_renewed_at = sqlite3_column_int64(s, 0);
+    }
+    if (rc != SQLITE_ROW)
         out_rc = sq_fail(c, rc, "counts", NULL, err);
     sqlite3_reset(s);
     return out_rc;

@@ -41,6 +41,11 @@ typedef struct store_job_query {
 typedef struct store_counts {
     int64_t jobs;
     int64_t trials[3][3];   /* [zbso_trial_type][zbso_trial_status] */
+    /* The least recent lease renewal of any Dispatched trial, in whole unix seconds
+     * (rounded down); has_oldest_lease is false when no trial is Dispatched. /metrics
+     * exports it so an alert can find trials held past their lease (issue 26). */
+    bool has_oldest_lease;
+    int64_t oldest_lease_renewed_at;
 } store_counts;
 
 /* Called once per job by store_jobs_list, per point by store_reports_list; a non-zero

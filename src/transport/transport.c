@@ -228,7 +228,7 @@ int transport_code_of_status(long status)
     } table[] = {
         {401, ZBSO_EAUTH},    {404, ZBSO_ENOTFOUND}, {405, ZBSO_EMETHOD},
         {409, ZBSO_ECONFLICT}, {413, ZBSO_ETOOBIG},  {422, ZBSO_EINVAL},
-        {503, ZBSO_EUNAVAIL},
+        {503, ZBSO_EUNAVAIL}, {403, ZBSO_EFORBIDDEN},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (table[i].status == status)

@@ -67,6 +67,7 @@ const char *zbso_strerror(int code)
     case ZBSO_ERUNTIME: return "runtime error";
     case ZBSO_ETRAINFAIL: return "training failed to converge";
     case ZBSO_EPERM: return "no permission to change a GPU setting";
+    case ZBSO_EFORBIDDEN: return "forbidden for this token";
     default: return "unknown error";
     }
 }

@@ -57,7 +57,7 @@ class KubeFilesTest(unittest.TestCase):
                 dirs.append(root)
         problems = [p for d in sorted(dirs) for p in kube.kustomization_problems(d)]
         self.assertEqual(problems, [])
-        self.assertEqual(len(dirs), 3, dirs)
+        self.assertEqual(len(dirs), 5, dirs)
 
     def test_render(self):
         kube.require_tools("kubectl")
@@ -74,6 +74,27 @@ class KubeFilesTest(unittest.TestCase):
                 dep = [x for x in docs if kube.kind(x) == "Deployment"][0]
                 self.assertIn("replicas: 1" if d.endswith("sqlite") else "replicas: 2", dep)
                 self.assertIn("image: zbso" if d == "base" else "image: zbso:latest", dep)
+
+    def test_render_monitoring_and_examples(self):
+        """The optional monitoring kustomization (issue 26) and the examples render; the
+        ServiceMonitor and the PDB select the base's server pods, and the PrometheusRule
+        holds the six alerts of deploy/monitoring/zbso-rules.yml."""
+        kube.require_tools("kubectl")
+        docs = kube.kustomize(os.path.join(kube.KUBE, "monitoring"))
+        self.assertEqual(sorted(kube.kind(x) for x in docs),
+                         ["PodDisruptionBudget", "PrometheusRule", "ServiceMonitor"])
+        base = "".join(kube.kustomize(os.path.join(kube.KUBE, "base")))
+        self.assertIn("app.kubernetes.io/component: server", base)
+        for d in docs:
+            if kube.kind(d) in ("PodDisruptionBudget", "ServiceMonitor"):
+                self.assertIn("app.kubernetes.io/component: server", d)
+                self.assertIn("app.kubernetes.io/name: zbso", d)
+        rule = [d for d in docs if kube.kind(d) == "PrometheusRule"][0]
+        self.assertEqual(rule.count("- alert: Zbso"), 6, rule)
+        sm = [d for d in docs if kube.kind(d) == "ServiceMonitor"][0]
+        self.assertIn("key: ZEUS_BSO_API_TOKEN", sm)
+        ex = kube.kustomize(os.path.join(kube.KUBE, "examples"))
+        self.assertEqual([kube.kind(x) for x in ex], ["NetworkPolicy"])
 
 
 class KubeCase(unittest.TestCase):

@@ -34,7 +34,7 @@ static void test_every_file_has_a_public_get_route(void **state)
         const http_route *r = http_route_find("GET", a.path, &allow);
         if (!r)
             fail_msg("no GET route for %s", a.path);
-        assert_true(r->public_route);
+        assert_int_equal(r->scope, HTTP_SCOPE_PUBLIC);
         assert_false(r->has_body);
         assert_null(http_route_find("POST", a.path, &allow));
         assert_string_equal(allow, "GET");
