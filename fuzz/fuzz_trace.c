@@ -1,8 +1,9 @@
 /* fuzz_trace.c: Zeus trace CSV text (`zbso simulate --power-trace/--train-trace`) through
- * sim_power_trace_parse and sim_train_trace_parse, both on every input (the loaders read
- * the file and call these). Rows that parse obey the value rules of sim.h, count one per
- * data line, and written back as CSV parse to the same rows bit for bit; a power trace has
- * no duplicate key; a refusal names the file and leaves nothing allocated. */
+ * sim_power_trace_parse and sim_train_trace_parse, and arrival files (`--arrivals FILE`)
+ * through sim_arrivals_parse, all on every input (the loaders read the file and call
+ * these). Rows that parse obey the value rules of sim.h, count one per data line, and
+ * written back as CSV parse to the same rows bit for bit; a power trace has no duplicate
+ * key; a refusal names the file and leaves nothing allocated. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -166,9 +167,48 @@ static void check_train(const uint8_t *data, size_t size)
     sim_train_trace_free(&t);
 }
 
+/* Submit times parse to n >= 1 finite, non-negative, non-decreasing values, at most one
+ * per line; written back one per line (%.17g) they parse to the same doubles. */
+static void check_arrivals(const uint8_t *data, size_t size)
+{
+    double *t = NULL, *again = NULL;
+    size_t n = 0, n2 = 0;
+    zbso_err err;
+    err_clear(&err);
+    char *buf = fuzz_copy(data, size);
+    int rc = sim_arrivals_parse(NAME, buf, size, &t, &n, &err);
+    free(buf);
+    if (rc < 0) {
+        check_refused(rc, &err, t, n);
+        return;
+    }
+    size_t lines = 1;
+    for (size_t i = 0; i < size; i++)
+        lines += data[i] == '\n';
+    FUZZ_CHECK(rc == 0 && n >= 1 && n <= lines);
+    zbso_buf csv;
+    char line[64];
+    buf_init(&csv, CSV_MAX);
+    for (size_t i = 0; i < n; i++) {
+        FUZZ_CHECK(isfinite(t[i]) && t[i] >= 0 && (i == 0 || t[i] >= t[i - 1]));
+        snprintf(line, sizeof line, "%.17g\n", t[i]);
+        put(&csv, line);
+    }
+    char *copy = fuzz_copy(buf_ptr(&csv), buf_len(&csv));
+    FUZZ_CHECK(sim_arrivals_parse(NAME, copy, buf_len(&csv), &again, &n2, &err) == 0);
+    FUZZ_CHECK(n2 == n);
+    for (size_t i = 0; i < n; i++)
+        FUZZ_CHECK(same_double(t[i], again[i]));
+    free(copy);
+    buf_free(&csv);
+    free(again);
+    free(t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_power(data, size);
     check_train(data, size);
+    check_arrivals(data, size);
     return 0;
 }

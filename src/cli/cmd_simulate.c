@@ -18,6 +18,9 @@ static const char simulate_usage[] =
     "                     [--train-trace FILE] [--seeds A..B] [--eta E] [--beta B|none]\n"
     "                     [--recurrences N] [--power-limit jit|max] [--out DIR]\n"
     "                     [--default-bs N] [--threads N] [--data-dir DIR]\n"
+    "                     [--policy zeus|smart] [--compare zeus,smart] [--noise SIGMA]\n"
+    "                     [--warm-start-from GPU|other]\n"
+    "                     [--arrivals poisson:MEAN_GAP_S|FILE]\n"
     "                     [--workload-file FILE]\n"
     "\n"
     "Replays recurring training jobs on the Zeus traces against the optimizer.\n"
@@ -44,6 +47,18 @@ static const char simulate_usage[] =
     "                    max_epochs, default_batch_size, train_trace, power_trace (CSV\n"
     "                    files in data/traces/README.md's columns, relative to F) and gpu\n"
     "  --out DIR         write runs.csv, summary.csv, savings.csv and cost.svg there\n"
+    "  --policy P        the jobs' batch size policy: zeus (default) or smart\n"
+    "  --compare P,Q     run both policies on the same seeds and print their regret\n"
+    "                    against the trace oracle per workload, GPU and eta, and overall;\n"
+    "                    --gpu and --eta then take comma lists (v100,a40 and 0.5,1)\n"
+    "  --noise SIGMA     multiply each run's time and energy by a lognormal factor of\n"
+    "                    mean 1 and log-sd SIGMA (seeded; default 0: the trace's figures)\n"
+    "  --warm-start-from GPU  smart jobs start warm from a Zeus-policy job of the same\n"
+    "                    workload on DATA/traces/summary_power_GPU.csv (other: the next\n"
+    "                    GPU of --gpu's list)\n"
+    "  --arrivals A      submit recurrences while earlier ones still run (synthetic):\n"
+    "                    poisson:MEAN_GAP_S (exponential gaps, seeded), or FILE (one\n"
+    "                    submit time in seconds per line); default: one after another\n"
     "\n"
     "Prints the comparison per workload, then each simulated job's savings against its\n"
     "default batch size (the server's definition: docs/SPEC.md, section 5, \"Savings\"),\n"
@@ -53,18 +68,101 @@ static const char simulate_usage[] =
 enum {
     OPT_WORKLOAD = 256, OPT_GPU, OPT_POWER, OPT_TRAIN, OPT_SEEDS, OPT_ETA, OPT_BETA,
     OPT_RECUR, OPT_PL, OPT_OUT, OPT_DEFAULT_BS, OPT_THREADS, OPT_DATA_DIR, OPT_HELP,
-    OPT_WORKLOAD_FILE
+    OPT_POLICY, OPT_COMPARE, OPT_NOISE, OPT_WARM, OPT_ARRIVALS, OPT_WORKLOAD_FILE
 };
+
+#define SIM_LIST_MAX 8   /* GPUs or etas of a --compare list */
 
 typedef struct sim_args {
     const char *workload, *gpu, *power_trace, *train_trace, *data_dir, *out;
     const char *workload_file;     /* --workload-file; NULL: the presets */
     bool workload_given, gpu_given;
+    char traces[3900];             /* the traces folder of --data-dir (traces_dir) */
     uint64_t seed_lo, seed_hi;
     int64_t default_bs;
     int threads;
     sim_options o;
+    /* --compare, --warm-start-from, and the lists --gpu and --eta give */
+    bool compare;
+    zbso_policy cmp[2];
+    const char *warm_from;
+    char gpus[SIM_LIST_MAX][SIM_NAME_MAX];
+    size_t n_gpus;
+    double etas[SIM_LIST_MAX];
+    size_t n_etas;
+    const char *arrivals;        /* --arrivals: poisson:MEAN_GAP_S or a file */
 } sim_args;
+
+static const char *const policy_names[] = {"zeus", "smart"};
+
+/* Parses a policy name. Returns 0 or ZBSO_EINVAL naming flag and text. */
+static int parse_policy(const char *flag, const char *text, zbso_policy *out, zbso_err *err)
+{
+    for (int k = 0; k < 2; k++)
+        if (strcmp(text, policy_names[k]) == 0) {
+            *out = (zbso_policy)k;
+            return 0;
+        }
+    return err_set(err, ZBSO_EINVAL, "%s '%s' is not a policy (zeus or smart)", flag, text);
+}
+
+/* Parses --compare P,Q (two different policies) into a->cmp. */
+static int parse_compare(const char *text, sim_args *a, zbso_err *err)
+{
+    char first[16];
+    const char *comma = strchr(text, ',');
+    size_t len = comma ? (size_t)(comma - text) : 0;
+    if (comma == NULL || len >= sizeof first)
+        return err_set(err, ZBSO_EINVAL, "--compare '%s' is not two policies P,Q", text);
+    memcpy(first, text, len);
+    first[len] = '\0';
+    int rc;
+    if ((rc = parse_policy("--compare", first, &a->cmp[0], err)) < 0 ||
+        (rc = parse_policy("--compare", comma + 1, &a->cmp[1], err)) < 0)
+        return rc;
+    a->compare = true;
+    return 0;
+}
+
+/* Splits --gpu's comma list into a->gpus, each 1 to SIM_NAME_MAX - 1 letters, digits,
+ * '_', '-' or '.', not starting with '.'. */
+static int parse_gpus(const char *text, sim_args *a, zbso_err *err)
+{
+    a->n_gpus = 0;
+    for (const char *p = text;; p++) {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= SIM_NAME_MAX || a->n_gpus == SIM_LIST_MAX ||
+            strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") <
+                len || p[0] == '.')
+            return err_set(err, ZBSO_EINVAL, "--gpu '%s' must be 1 to %d GPU names of 1 to %d "
+                           "letters, digits, '_', '-' or '.'", text, SIM_LIST_MAX,
+                           SIM_NAME_MAX - 1);
+        memcpy(a->gpus[a->n_gpus], p, len);
+        a->gpus[a->n_gpus++][len] = '\0';
+        p += len;
+        if (*p == '\0')
+            return 0;
+    }
+}
+
+/* Splits --eta's comma list into a->etas, each a number in [0, 1]. */
+static int parse_etas(const char *text, sim_args *a, zbso_err *err)
+{
+    const char *p = text;
+    a->n_etas = 0;
+    for (;;) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || (*end != ',' && *end != '\0') || !(v >= 0 && v <= 1) ||
+            a->n_etas == SIM_LIST_MAX)
+            return err_set(err, ZBSO_EINVAL, "--eta '%s' is not a number in [0, 1] (or, "
+                           "with --compare, a list of at most %d)", text, SIM_LIST_MAX);
+        a->etas[a->n_etas++] = v;
+        if (*end == '\0')
+            return 0;
+        p = end + 1;
+    }
+}
 
 /* Parses an integer in [lo, hi] from text. Returns 0 or ZBSO_EINVAL naming flag and text. */
 static int parse_int(const char *flag, const char *text, long long lo, long long hi,
@@ -109,6 +207,37 @@ bad:
                    "non-negative seeds (A <= B), of at most %d seeds", text, SIM_MAX_SEEDS);
 }
 
+/* Checks --gpu, --eta and --warm-start-from against each other and --compare. */
+static int check_lists(sim_args *a, zbso_err *err)
+{
+    int rc;
+    if (a->n_etas == 0)
+        a->etas[a->n_etas++] = a->o.eta;
+    if ((rc = parse_gpus(a->gpu, a, err)) < 0)
+        return rc;
+    if (!a->compare && (a->n_gpus > 1 || a->n_etas > 1))
+        return err_set(err, ZBSO_EINVAL, "lists of GPUs or etas (--gpu '%s', %zu etas) need "
+                       "--compare", a->gpu, a->n_etas);
+    if (a->power_trace != NULL && a->n_gpus > 1)
+        return err_set(err, ZBSO_EINVAL, "--power-trace names one GPU's trace, not the %zu "
+                       "of --gpu '%s'", a->n_gpus, a->gpu);
+    if (a->warm_from == NULL)
+        return 0;
+    if (strcmp(a->warm_from, "other") == 0 && a->n_gpus < 2)
+        return err_set(err, ZBSO_EINVAL, "--warm-start-from other needs a list of GPUs "
+                       "(--gpu A,B)");
+    if (strcmp(a->warm_from, "other") != 0) {
+        sim_args g;
+        if (parse_gpus(a->warm_from, &g, err) < 0 || g.n_gpus != 1)
+            return err_set(err, ZBSO_EINVAL, "--warm-start-from '%s' is not one GPU name "
+                           "(letters, digits, '_', '-' or '.') nor 'other'", a->warm_from);
+    }
+    if (!a->compare && a->o.policy != ZBSO_POLICY_SMART)
+        return err_set(err, ZBSO_EINVAL, "--warm-start-from needs --policy smart (Zeus's "
+                       "policy has no warm start)");
+    return 0;
+}
+
 /* Parses argv into *a. Returns 0, 1 for --help (usage printed), or ZBSO_EINVAL. */
 static int parse_args(int argc, char **argv, sim_args *a, zbso_err *err)
 {
@@ -128,6 +257,11 @@ static int parse_args(int argc, char **argv, sim_args *a, zbso_err *err)
         {"data-dir", required_argument, NULL, OPT_DATA_DIR},
         {"workload-file", required_argument, NULL, OPT_WORKLOAD_FILE},
         {"help", no_argument, NULL, OPT_HELP},
+        {"policy", required_argument, NULL, OPT_POLICY},
+        {"compare", required_argument, NULL, OPT_COMPARE},
+        {"noise", required_argument, NULL, OPT_NOISE},
+        {"warm-start-from", required_argument, NULL, OPT_WARM},
+        {"arrivals", required_argument, NULL, OPT_ARRIVALS},
         {NULL, 0, NULL, 0},
     };
     long long v;
@@ -164,10 +298,34 @@ static int parse_args(int argc, char **argv, sim_args *a, zbso_err *err)
                 return rc;
             break;
         case OPT_ETA:
-            a->o.eta = strtod(optarg, &end);
-            if (optarg[0] == '\0' || *end != '\0' || !(a->o.eta >= 0 && a->o.eta <= 1))
-                return err_set(err, ZBSO_EINVAL, "--eta '%s' is not a number in [0, 1]",
+            if ((rc = parse_etas(optarg, a, err)) < 0)
+                return rc;
+            a->o.eta = a->etas[0];
+            break;
+        case OPT_POLICY:
+            if ((rc = parse_policy("--policy", optarg, &a->o.policy, err)) < 0)
+                return rc;
+            break;
+        case OPT_COMPARE:
+            if ((rc = parse_compare(optarg, a, err)) < 0)
+                return rc;
+            break;
+        case OPT_NOISE:
+            a->o.noise = strtod(optarg, &end);
+            if (optarg[0] == '\0' || *end != '\0' || !(a->o.noise >= 0 && a->o.noise <= 4))
+                return err_set(err, ZBSO_EINVAL, "--noise '%s' is not a number in [0, 4]",
                                optarg);
+            break;
+        case OPT_WARM: a->warm_from = optarg; break;
+        case OPT_ARRIVALS:
+            a->arrivals = optarg;
+            if (strncmp(optarg, "poisson:", 8) == 0) {
+                double gap = strtod(optarg + 8, &end);
+                if (optarg[8] == '\0' || *end != '\0' || !(gap > 0 && gap <= 1e12))
+                    return err_set(err, ZBSO_EINVAL, "--arrivals '%s': the mean gap is not a "
+                                   "number of seconds in (0, 1e12]", optarg);
+                a->o.arrivals.mean_gap_s = gap;
+            }
             break;
         case OPT_BETA:
             if (strcmp(optarg, "none") == 0) {
@@ -217,13 +375,7 @@ static int parse_args(int argc, char **argv, sim_args *a, zbso_err *err)
         return err_set(err, ZBSO_EINVAL, "unexpected argument '%s'", argv[optind]);
     if (a->workload_file != NULL && a->workload_given)
         return err_set(err, ZBSO_EINVAL, "give --workload or --workload-file, not both");
-    size_t glen = strlen(a->gpu);
-    if (glen == 0 || glen >= SIM_NAME_MAX || strspn(a->gpu,
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != glen ||
-        a->gpu[0] == '.')
-        return err_set(err, ZBSO_EINVAL, "--gpu '%s' must be 1 to %d letters, digits, '_', "
-                       "'-' or '.'", a->gpu, SIM_NAME_MAX - 1);
-    return 0;
+    return check_lists(a, err);
 }
 
 typedef struct progress_ctx {
@@ -353,17 +505,174 @@ static void traces_dir(const char *data_dir, char *out, size_t cap)
         snprintf(out, cap, "%s", data_dir);
 }
 
+/* One GPU's power trace and the workloads built from it. */
+typedef struct gpu_set {
+    char power_path[4096];
+    sim_power_trace power;
+    sim_workload *ws[16];
+    size_t n_ws;
+} gpu_set;
+
+static void gpu_set_free(gpu_set *g)
+{
+    for (size_t i = 0; i < g->n_ws; i++)
+        sim_workload_free(g->ws[i]);
+    g->n_ws = 0;
+    sim_power_trace_free(&g->power);
+}
+
+/* Loads gpu's power trace (power_trace, else DATA/traces/summary_power_GPU.csv) and builds
+ * the chosen workloads from it and train. With more than one chosen, workloads the trace
+ * lacks are skipped (named on stderr); a single one must exist. Returns 0 or a negative
+ * code with err set; *g is freed by gpu_set_free either way. */
+static int gpu_set_load(const sim_args *a, const char *gpu, const char *power_trace,
+                        const sim_preset *const *chosen, size_t n_chosen,
+                        const sim_train_trace *train, const char *train_path, gpu_set *g,
+                        zbso_err *err)
+{
+    int rc;
+    memset(g, 0, sizeof *g);
+    if (power_trace != NULL)
+        snprintf(g->power_path, sizeof g->power_path, "%s", power_trace);
+    else
+        snprintf(g->power_path, sizeof g->power_path, "%s/summary_power_%s.csv", a->traces,
+                 gpu);
+    if (power_trace == NULL && access(g->power_path, F_OK) != 0)
+        return err_set(err, ZBSO_EINVAL, "no power trace for GPU '%s' (%s does not exist); "
+                       "give one with --power-trace FILE", gpu, g->power_path);
+    if ((rc = sim_power_trace_load(g->power_path, &g->power, err)) < 0)
+        return rc;
+    for (size_t i = 0; i < n_chosen; i++) {
+        sim_workload *w = NULL;
+        zbso_err werr;
+        rc = sim_workload_build(chosen[i], a->default_bs, gpu, &g->power, g->power_path,
+                                train, train_path, &w, &werr);
+        if (rc < 0) {
+            if (n_chosen > 1 && rc == ZBSO_EINVAL && a->default_bs == 0) {
+                fprintf(stderr, "zbso simulate: skipping %s: %s\n", chosen[i]->name,
+                        werr.msg);
+                continue;
+            }
+            *err = werr;
+            return rc;
+        }
+        if (w->n_dropped > 0) {
+            fprintf(stderr, "zbso simulate: %s on %s: batch size%s", w->preset.name, w->gpu,
+                    w->n_dropped > 1 ? "s" : "");
+            for (size_t k = 0; k < w->n_dropped; k++)
+                fprintf(stderr, " %lld", (long long)w->dropped[k]);
+            fprintf(stderr, " of the power trace %s no training path at target %g; left "
+                    "out\n", w->n_dropped > 1 ? "have" : "has", w->preset.target_metric);
+        }
+        g->ws[g->n_ws++] = w;
+    }
+    if (g->n_ws == 0)
+        return err_set(err, ZBSO_EINVAL, "the power trace %s has no rows for any known "
+                       "workload", g->power_path);
+    return 0;
+}
+
+/* Points every workload of g at the same workload of src (the warm start's prior); a
+ * workload src lacks is an error naming both. */
+static int link_warm(gpu_set *g, const gpu_set *src, zbso_err *err)
+{
+    for (size_t i = 0; i < g->n_ws; i++) {
+        g->ws[i]->warm_from = NULL;
+        for (size_t k = 0; k < src->n_ws; k++)
+            if (strcmp(src->ws[k]->preset.name, g->ws[i]->preset.name) == 0)
+                g->ws[i]->warm_from = src->ws[k];
+        if (g->ws[i]->warm_from == NULL)
+            return err_set(err, ZBSO_EINVAL, "--warm-start-from: workload %s has no trace on "
+                           "%s (%s)", g->ws[i]->preset.name, src->n_ws ? src->ws[0]->gpu : "?",
+                           src->power_path);
+    }
+    return 0;
+}
+
+/* The warm start's source GPU for gpus[i]: --warm-start-from's, or with "other" the next
+ * GPU of the list. NULL: no warm start. */
+static const char *warm_gpu(const sim_args *a, size_t i)
+{
+    if (a->warm_from == NULL)
+        return NULL;
+    if (strcmp(a->warm_from, "other") == 0)
+        return a->gpus[(i + 1) % a->n_gpus];
+    return a->warm_from;
+}
+
+/* --compare: for every GPU of the list and eta, both policies on the same workloads and
+ * seeds (smart jobs warm-started when --warm-start-from says so); prints the regret table
+ * (sim_cmp_print). Returns 0 or a negative code with err set. */
+static int run_compare(sim_args *a, const sim_preset *const *chosen, size_t n_chosen,
+                       const sim_train_trace *train, const char *train_path, zbso_err *err)
+{
+    size_t n_seeds = (size_t)(a->seed_hi - a->seed_lo + 1), n_pairs = 0;
+    sim_cmp_pair *pairs = calloc(a->n_gpus * a->n_etas * 16, sizeof *pairs);
+    sim_result *results = calloc(16 * n_seeds, sizeof *results);
+    gpu_set *sets = calloc(a->n_gpus, sizeof *sets), src = {0};
+    int rc = 0;
+    if (pairs == NULL || results == NULL || sets == NULL) {
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory for %zu simulations", 16 * n_seeds);
+        goto out;
+    }
+    for (size_t gi = 0; gi < a->n_gpus; gi++) {
+        gpu_set *g = &sets[gi];
+        const char *wg = warm_gpu(a, gi);
+        gpu_set_free(&src);
+        if ((rc = gpu_set_load(a, a->gpus[gi], a->power_trace, chosen, n_chosen, train,
+                               train_path, g, err)) < 0 ||
+            (wg != NULL && (rc = gpu_set_load(a, wg, NULL, chosen, n_chosen, train,
+                                              train_path, &src, err)) < 0))
+            goto out;
+        for (size_t ei = 0; ei < a->n_etas; ei++, n_pairs += g->n_ws) {
+            for (int k = 0; k < 2; k++) {
+                sim_options o = a->o;
+                o.eta = a->etas[ei];
+                o.policy = a->cmp[k];
+                o.keep_stuck = true;
+                /* Zeus's policy has no warm start: its jobs run without the prior. */
+                for (size_t i = 0; i < g->n_ws; i++)
+                    g->ws[i]->warm_from = NULL;
+                if (wg != NULL && o.policy == ZBSO_POLICY_SMART &&
+                    (rc = link_warm(g, &src, err)) < 0)
+                    goto out;
+                progress_ctx prog = {.tty = isatty(STDERR_FILENO), .start_s = clk_mono_s()};
+                if ((rc = sim_sweep(g->ws, g->n_ws, a->seed_lo, a->seed_hi, &o, a->threads,
+                                    results, show_progress, &prog, err)) < 0)
+                    goto out;
+                for (size_t i = 0; i < g->n_ws; i++)
+                    sim_cmp_fill(g->ws[i], o.eta, &results[i * n_seeds], n_seeds, k,
+                                 &pairs[n_pairs + i]);
+                for (size_t i = 0; i < g->n_ws * n_seeds; i++)
+                    sim_result_free(&results[i]);
+            }
+        }
+        for (size_t i = 0; i < g->n_ws; i++)
+            g->ws[i]->warm_from = NULL;
+    }
+    const char *names[2] = {policy_names[a->cmp[0]], policy_names[a->cmp[1]]};
+    sim_cmp_print(stdout, names, pairs, n_pairs);
+out:
+    for (size_t gi = 0; sets != NULL && gi < a->n_gpus; gi++)
+        gpu_set_free(&sets[gi]);
+    gpu_set_free(&src);
+    free(sets);
+    free(pairs);
+    free(results);
+    return rc;
+}
+
 int cli_simulate(int argc, char **argv)
 {
     sim_args a;
     zbso_err err;
-    sim_power_trace power = {0};
     sim_train_trace train = {0};
-    sim_workload *ws[16] = {NULL};
+    gpu_set g = {0}, src = {0};
     size_t n_ws = 0, n_seeds = 0;
     sim_result *results = NULL;
     sim_summary sums[16];
-    char power_path[4096], train_path[4096], traces[3900];
+    char train_path[4096];
+    double *arrival_times = NULL;
     sim_workload_file *custom = NULL;
     int status = CLI_EXIT_FAIL, rc;
 
@@ -375,7 +684,7 @@ int cli_simulate(int argc, char **argv)
         fprintf(stderr, "zbso simulate: %s\n(see 'zbso simulate --help')\n", err.msg);
         return CLI_EXIT_USAGE;
     }
-    size_t n_presets;
+    size_t n_presets, n_chosen = 0;
     const sim_preset *presets = sim_presets(&n_presets);
     const sim_preset *chosen[16];
     if (a.workload_file != NULL) {
@@ -385,16 +694,16 @@ int cli_simulate(int argc, char **argv)
         }
         if ((rc = sim_workload_file_load(a.workload_file, custom, &err)) < 0)
             goto fail;
-        chosen[n_ws++] = &custom->preset;
+        chosen[n_chosen++] = &custom->preset;
         if (a.power_trace == NULL)
             a.power_trace = custom->power_trace;
         if (a.train_trace == NULL)
             a.train_trace = custom->train_trace;
-        if (!a.gpu_given)
-            a.gpu = custom->gpu;
+        if (!a.gpu_given && (rc = parse_gpus(custom->gpu, &a, &err)) < 0)
+            goto fail;
     } else if (strcmp(a.workload, "all") == 0) {
         for (size_t i = 0; i < n_presets && i < 16; i++)
-            chosen[n_ws++] = &presets[i];
+            chosen[n_chosen++] = &presets[i];
     } else {
         const sim_preset *p = sim_preset_find(a.workload);
         if (p == NULL) {
@@ -405,62 +714,51 @@ int cli_simulate(int argc, char **argv)
             fprintf(stderr, " (or all)\n");
             return CLI_EXIT_USAGE;
         }
-        chosen[n_ws++] = p;
+        chosen[n_chosen++] = p;
     }
-    traces_dir(a.data_dir, traces, sizeof traces);
-    if (a.power_trace != NULL)
-        snprintf(power_path, sizeof power_path, "%s", a.power_trace);
-    else
-        snprintf(power_path, sizeof power_path, "%s/summary_power_%s.csv", traces, a.gpu);
+    traces_dir(a.data_dir, a.traces, sizeof a.traces);
     if (a.train_trace != NULL)
         snprintf(train_path, sizeof train_path, "%s", a.train_trace);
     else
-        snprintf(train_path, sizeof train_path, "%s/summary_train.csv", traces);
+        snprintf(train_path, sizeof train_path, "%s/summary_train.csv", a.traces);
 
     /* Refuse an unusable --out before spending any time. */
     if (a.out != NULL && (rc = sim_check_out_dir(a.out, &err)) < 0)
         goto fail;
-    if (a.power_trace == NULL && access(power_path, F_OK) != 0) {
-        rc = err_set(&err, ZBSO_EINVAL, "no power trace for GPU '%s' (%s does not exist); "
-                     "give one with --power-trace FILE", a.gpu, power_path);
-        goto fail;
-    }
-    if ((rc = sim_power_trace_load(power_path, &power, &err)) < 0 ||
-        (rc = sim_train_trace_load(train_path, &train, &err)) < 0)
-        goto fail;
-
-    /* With "all", workloads the power trace lacks are skipped; a named one must exist. */
-    size_t kept = 0;
-    for (size_t i = 0; i < n_ws; i++) {
-        sim_workload *w = NULL;
-        zbso_err werr;
-        rc = sim_workload_build(chosen[i], a.default_bs, a.gpu, &power, power_path, &train,
-                                train_path, &w, &werr);
-        if (rc < 0) {
-            if (n_ws > 1 && rc == ZBSO_EINVAL && a.default_bs == 0) {
-                fprintf(stderr, "zbso simulate: skipping %s: %s\n", chosen[i]->name,
-                        werr.msg);
-                continue;
-            }
-            err = werr;
+    /* Every GPU named (--gpu's list, --warm-start-from's) must have a trace. */
+    for (size_t i = a.power_trace != NULL ? a.n_gpus : 0; i <= a.n_gpus; i++) {
+        const char *gpu = i < a.n_gpus ? a.gpus[i] : warm_gpu(&a, 0);
+        char power_path[4096];
+        if (gpu == NULL)
+            break;
+        snprintf(power_path, sizeof power_path, "%s/summary_power_%s.csv", a.traces, gpu);
+        if (access(power_path, F_OK) != 0) {
+            rc = err_set(&err, ZBSO_EINVAL, "no power trace for GPU '%s' (%s does not exist); "
+                         "give one with --power-trace FILE", gpu, power_path);
             goto fail;
         }
-        if (w->n_dropped > 0) {
-            fprintf(stderr, "zbso simulate: %s on %s: batch size%s", w->preset.name, w->gpu,
-                    w->n_dropped > 1 ? "s" : "");
-            for (size_t k = 0; k < w->n_dropped; k++)
-                fprintf(stderr, " %lld", (long long)w->dropped[k]);
-            fprintf(stderr, " of the power trace %s no training path at target %g; left "
-                    "out\n", w->n_dropped > 1 ? "have" : "has", w->preset.target_metric);
-        }
-        ws[kept++] = w;
     }
-    n_ws = kept;
-    if (n_ws == 0) {
-        rc = err_set(&err, ZBSO_EINVAL, "the power trace %s has no rows for any known "
-                     "workload", power_path);
+    if ((rc = sim_train_trace_load(train_path, &train, &err)) < 0)
         goto fail;
+    if (a.arrivals != NULL && a.o.arrivals.mean_gap_s == 0 &&
+        (rc = sim_arrivals_load(a.arrivals, &arrival_times, &a.o.arrivals.n_times, &err)) < 0)
+        goto fail;
+    a.o.arrivals.times = arrival_times;
+    if (a.compare) {
+        if ((rc = run_compare(&a, chosen, n_chosen, &train, train_path, &err)) < 0)
+            goto fail;
+        status = CLI_EXIT_OK;
+        goto out;
     }
+    if ((rc = gpu_set_load(&a, a.gpus[0], a.power_trace, chosen, n_chosen, &train,
+                           train_path, &g, &err)) < 0)
+        goto fail;
+    if (a.warm_from != NULL &&
+        ((rc = gpu_set_load(&a, a.warm_from, NULL, chosen, n_chosen, &train, train_path,
+                            &src, &err)) < 0 ||
+         (rc = link_warm(&g, &src, &err)) < 0))
+        goto fail;
+    n_ws = g.n_ws;
 
     n_seeds = (size_t)(a.seed_hi - a.seed_lo + 1);
     results = calloc(n_ws * n_seeds, sizeof *results);
@@ -469,17 +767,17 @@ int cli_simulate(int argc, char **argv)
         goto fail;
     }
     progress_ctx prog = {.tty = isatty(STDERR_FILENO), .start_s = clk_mono_s()};
-    rc = sim_sweep(ws, n_ws, a.seed_lo, a.seed_hi, &a.o, a.threads, results, show_progress,
+    rc = sim_sweep(g.ws, n_ws, a.seed_lo, a.seed_hi, &a.o, a.threads, results, show_progress,
                    &prog, &err);
     if (rc < 0)
         goto fail;
     for (size_t i = 0; i < n_ws; i++)
-        sim_summarize(ws[i], &results[i * n_seeds], n_seeds, a.o.eta, &sums[i]);
+        sim_summarize(g.ws[i], &results[i * n_seeds], n_seeds, a.o.eta, &sums[i]);
     if (a.out != NULL &&
-        (rc = sim_write_outputs(a.out, ws, n_ws, results, n_seeds, sums, &err)) < 0)
+        (rc = sim_write_outputs(a.out, g.ws, n_ws, results, n_seeds, sums, &err)) < 0)
         goto fail;
     print_summary(sums, n_ws);
-    print_savings(ws, n_ws, results, n_seeds);
+    print_savings(g.ws, n_ws, results, n_seeds);
     status = CLI_EXIT_OK;
     goto out;
 fail:
@@ -489,10 +787,10 @@ out:
         for (size_t i = 0; i < n_ws * n_seeds; i++)
             sim_result_free(&results[i]);
     free(results);
-    for (size_t i = 0; i < n_ws; i++)
-        sim_workload_free(ws[i]);
-    sim_power_trace_free(&power);
+    gpu_set_free(&g);
+    gpu_set_free(&src);
     sim_train_trace_free(&train);
+    free(arrival_times);
     free(custom);
     return status;
 }

@@ -4,6 +4,7 @@
 #include "service/service.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "core/optimizer.h"
 #include "core/powerlimit.h"
+#include "core/smart.h"
 #include "core/spec.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -394,6 +396,143 @@ static int mab_answer(store_txn *t, zbso_job *job, int64_t *bs, zbso_err *err)
     return opt_mab_choose(&job->rng, arms, n, job->spec.mab_num_explorations, bs, err);
 }
 
+/* ---- the smart policy (core/smart.h) ---- */
+
+#define PRIOR_JOBS_MAX 64          /* other jobs of a prefix read for a warm start */
+
+/* The ids of the jobs a warm start reads: other jobs with the same job_id_prefix (their
+ * ids begin with it, as generated ids do), at most PRIOR_JOBS_MAX. */
+typedef struct prior_ids {
+    const zbso_job *job;
+    char (*id)[ZBSO_ID_MAX + 1];
+    size_t n;
+} prior_ids;
+
+static int prior_id_add(void *ctx, const zbso_job *other)
+{
+    prior_ids *p = ctx;
+    if (p->n == PRIOR_JOBS_MAX)
+        return 1;
+    if (strcmp(other->spec.job_id, p->job->spec.job_id) == 0 ||
+        strcmp(other->spec.job_id_prefix, p->job->spec.job_id_prefix) != 0)
+        return 0;
+    snprintf(p->id[p->n++], ZBSO_ID_MAX + 1, "%s", other->spec.job_id);
+    return 0;
+}
+
+/* Builds the warm start's prior of job from the Succeeded trials of its prior jobs: those
+ * its spec lists (unknown ones are skipped), else the other jobs of its prefix. Reads
+ * only; stores nothing. Returns 0 or a negative code. */
+static int load_prior(store_txn *t, const zbso_job *job, opt_smart_prior *prior,
+                      zbso_err *err)
+{
+    prior_ids p = {job, calloc(PRIOR_JOBS_MAX, sizeof *p.id), 0};
+    int rc = 0;
+    if (p.id == NULL)
+        return err_set(err, ZBSO_ENOMEM, "out of memory reading the prior of job %s",
+                       job->spec.job_id);
+    if (job->spec.n_prior_jobs > 0) {
+        for (size_t i = 0; i < job->spec.n_prior_jobs && i < ZBSO_MAX_PRIOR_JOBS; i++)
+            snprintf(p.id[p.n++], ZBSO_ID_MAX + 1, "%s", job->spec.prior_jobs[i]);
+    } else {
+        store_job_query q = {.prefix = job->spec.job_id_prefix};
+        rc = store_jobs_list(t, &q, prior_id_add, &p, err);
+        if (rc > 0)
+            rc = 0;
+        if (rc < 0)
+            goto out;
+    }
+    for (size_t i = 0; i < p.n; i++) {
+        trial_list l = {0};
+        store_trial_query q = {.status_mask = 1u << ZBSO_TRIAL_SUCCEEDED};
+        rc = list_trials(t, p.id[i], &q, &l, err);
+        if (rc == 0)
+            opt_smart_prior_add(&job->spec, l.v, l.n, prior);
+        free(l.v);
+        if (rc == ZBSO_ENOTFOUND) {
+            err_clear(err);
+            rc = 0;
+        }
+        if (rc < 0)
+            goto out;
+    }
+out:
+    free(p.id);
+    return rc;
+}
+
+/* Decides job's next trial under the smart policy from all its live trials (and, for a
+ * warm start that needs it, the prior), into *trial's type and batch size; advances the
+ * job's generator, and on entering or staying in exploit stores the survivors' arms as
+ * fitted (what GET /jobs/{id} shows). Returns 0 or a negative code. */
+static int smart_answer(store_txn *t, zbso_job *job, zbso_trial *trial, zbso_err *err)
+{
+    trial_list l = {0};
+    opt_smart_prior *prior = NULL;
+    opt_smart_decision *d = malloc(sizeof *d);
+    store_trial_query q = {
+        .status_mask = (1u << ZBSO_TRIAL_DISPATCHED) | (1u << ZBSO_TRIAL_SUCCEEDED),
+    };
+    zbso_rng rng = job->rng;
+    int rc;
+    if (d == NULL) {
+        rc = err_set(err, ZBSO_ENOMEM, "out of memory deciding for job %s", job->spec.job_id);
+        goto out;
+    }
+    if ((rc = list_trials(t, job->spec.job_id, &q, &l, err)) < 0 ||
+        (rc = opt_smart_next(job, l.v, l.n, NULL, &rng, d, err)) < 0)
+        goto out;
+    if (d->wants_prior) {
+        if ((prior = calloc(1, sizeof *prior)) == NULL) {
+            rc = err_set(err, ZBSO_ENOMEM, "out of memory for the prior of job %s",
+                         job->spec.job_id);
+            goto out;
+        }
+        rng = job->rng;
+        if ((rc = load_prior(t, job, prior, err)) < 0 ||
+            (rc = opt_smart_next(job, l.v, l.n, prior, &rng, d, err)) < 0)
+            goto out;
+    }
+    job->rng = rng;
+    job->exp_default_batch_size = d->center;
+    trial->batch_size = d->batch_size;
+    trial->type = d->kind == OPT_SMART_EXPLORE      ? ZBSO_TRIAL_EXPLORATION
+                  : d->kind == OPT_SMART_CONCURRENT ? ZBSO_TRIAL_CONCURRENT
+                                                    : ZBSO_TRIAL_MAB;
+    if (d->kind != OPT_SMART_MAB)
+        goto out;
+    job->stage = ZBSO_STAGE_MAB;
+    for (size_t i = 0; i < d->n_arms && rc == 0; i++)
+        rc = store_arm_put(t, job->spec.job_id, &d->arms[i], err);
+out:
+    free(prior);
+    free(d);
+    free(l.v);
+    return rc;
+}
+
+/* Sets the smart job's min_cost from its converged trials (opt_smart_min_cost), the
+ * trial just ended among them. Returns 0 or a negative code. */
+static int smart_min_cost(store_txn *t, zbso_job *job, zbso_err *err)
+{
+    trial_list l = {0};
+    store_trial_query q = {.status_mask = 1u << ZBSO_TRIAL_SUCCEEDED};
+    int rc = list_trials(t, job->spec.job_id, &q, &l, err);
+    if (rc == 0) {
+        bool has;
+        double min_cost = 0;
+        int64_t bs = job->min_cost_batch_size;
+        opt_smart_min_cost(&job->spec, l.v, l.n, &has, &min_cost, &bs);
+        if (has) {
+            job->has_min_cost = true;
+            job->min_cost = min_cost;
+            job->min_cost_batch_size = bs;
+        }
+    }
+    free(l.v);
+    return rc;
+}
+
 /* Answers a repeated idempotency key with the trial its first request dispatched:
  * *answered is true when *w->out is that trial. A key whose trial started one lease ago
  * or earlier names nothing any more (the next dispatch takes it over), so keys need no
@@ -446,7 +585,10 @@ static int next_fn(store_txn *t, void *arg, zbso_err *err)
             goto out;
     }
     memset(&trial, 0, sizeof trial);
-    if (job.stage == ZBSO_STAGE_PRUNING) {
+    if (job.spec.policy == ZBSO_POLICY_SMART) {
+        if ((rc = smart_answer(t, &job, &trial, err)) < 0)
+            goto out;
+    } else if (job.stage == ZBSO_STAGE_PRUNING) {
         store_trial_query q = {
             .type_mask = 1u << ZBSO_TRIAL_EXPLORATION,
             .status_mask = (1u << ZBSO_TRIAL_DISPATCHED) | (1u << ZBSO_TRIAL_SUCCEEDED),
@@ -470,7 +612,7 @@ static int next_fn(store_txn *t, void *arg, zbso_err *err)
             trial.batch_size = d->batch_size;
         }
     }
-    if (job.stage == ZBSO_STAGE_MAB) {
+    if (job.spec.policy != ZBSO_POLICY_SMART && job.stage == ZBSO_STAGE_MAB) {
         trial.type = ZBSO_TRIAL_MAB;
         if ((rc = mab_answer(t, &job, &trial.batch_size, err)) < 0)
             goto out;
@@ -628,7 +770,11 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
         goto out;
     if ((rc = store_trial_update(t, job.spec.job_id, &d->trial, err)) < 0)
         goto out;
-    if (d->update_min_cost) {
+    if (job.spec.policy == ZBSO_POLICY_SMART && d->kind == OPT_REPORT_END &&
+        d->trial.converged) {
+        if ((rc = smart_min_cost(t, &job, err)) < 0)
+            goto out;
+    } else if (job.spec.policy != ZBSO_POLICY_SMART && d->update_min_cost) {
         job.has_min_cost = true;
         job.min_cost = d->cost;
         job.min_cost_batch_size = d->trial.batch_size;
@@ -642,6 +788,9 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
         goto out;
     w->ended_trial = d->trial;
     w->ended = &w->ended_trial;
+    /* The smart policy refits its arms from the trials at every choice (smart_answer). */
+    if (job.spec.policy == ZBSO_POLICY_SMART)
+        goto out;
     if ((rc = store_arms_get(t, job.spec.job_id, arms, ZBSO_MAX_BATCH_SIZES, &n_arms, err)) < 0)
         goto out;
     for (size_t i = 0; i < n_arms; i++) {
@@ -685,6 +834,37 @@ int svc_report(store *st, const svc_env *env, const zbso_training_result *result
         zbso_curve_point pt = report_point(&w);
         store_report_add(st, result->trial.job_id, result->trial.trial_number, &pt);
     }
+    return put_revision(rc, w.revision, job_revision);
+}
+
+/* ---- the cost bound ---- */
+
+typedef struct bound_work {
+    const char *job_id;
+    double bound;
+    int64_t revision;
+} bound_work;
+
+static int bound_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    bound_work *w = arg;
+    zbso_job job;
+    int rc = load_job(t, w->job_id, false, &job, err);
+    if (rc < 0)
+        return rc;
+    w->bound = job.spec.has_beta_knob && job.has_min_cost ? job.spec.beta_knob * job.min_cost
+                                                          : INFINITY;
+    w->revision = job.revision;
+    return 0;
+}
+
+int svc_cost_bound(store *st, const svc_env *env, const char *job_id, double *bound,
+                   int64_t *job_revision, zbso_err *err)
+{
+    bound_work w = {job_id, INFINITY, 0};
+    int rc = store_exec_read(st, bound_fn, &w, err);
+    if (rc == 0)
+        *bound = w.bound;
     return put_revision(rc, w.revision, job_revision);
 }
 

@@ -89,6 +89,13 @@ int svc_next_batch_size(store *st, const svc_env *env, const char *job_id,
 int svc_report(store *st, const svc_env *env, const zbso_training_result *result,
                zbso_report_response *out, int64_t *job_revision, zbso_err *err);
 
+/* The cost bound a report of job_id is decided under now (SPEC §3.2): beta_knob x
+ * min_cost, or INFINITY without beta or before any run converged. Read from a snapshot.
+ * For the simulator, which runs each simulated training to the epoch the server would stop
+ * it at. ZBSO_ENOTFOUND: unknown job. */
+int svc_cost_bound(store *st, const svc_env *env, const char *job_id, double *bound,
+                   int64_t *job_revision, zbso_err *err);
+
 /* PATCH /trials. A Dispatched trial becomes Failed; other states are left as they are.
  * ZBSO_ENOTFOUND: unknown trial. */
 int svc_end_trial(store *st, const svc_env *env, const zbso_trial_id *trial,

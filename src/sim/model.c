@@ -36,8 +36,15 @@ size_t sim_max_pl(const sim_bs *b)
 void sim_run_compute(const sim_workload *w, const sim_bs *b, size_t pl, int64_t target_epoch,
                      bool profile, double eta, double cost_ub, sim_run *out)
 {
-    double t_epoch = b->time_per_epoch_s[pl];
-    double e_epoch = b->average_power_w[pl] * t_epoch;
+    sim_run_compute_scaled(w, b, pl, target_epoch, profile, eta, cost_ub, 1.0, out);
+}
+
+void sim_run_compute_scaled(const sim_workload *w, const sim_bs *b, size_t pl,
+                            int64_t target_epoch, bool profile, double eta, double cost_ub,
+                            double factor, sim_run *out)
+{
+    double t_epoch = b->time_per_epoch_s[pl] * factor;
+    double e_epoch = b->average_power_w[pl] * b->time_per_epoch_s[pl] * factor;
     int64_t allowed = w->preset.max_epochs;
     if (isfinite(cost_ub)) {
         double per_epoch = opt_cost(e_epoch, t_epoch, eta, w->max_power_w);
@@ -59,8 +66,8 @@ void sim_run_compute(const sim_workload *w, const sim_bs *b, size_t pl, int64_t 
             t_sum += b->time_per_epoch_s[k];
             e_sum += b->average_power_w[k] * b->time_per_epoch_s[k];
         }
-        out->time_s = t_sum / (double)b->n_pl + t_epoch * (double)(out->epochs - 1);
-        out->energy_j = e_sum / (double)b->n_pl + e_epoch * (double)(out->epochs - 1);
+        out->time_s = t_sum / (double)b->n_pl * factor + t_epoch * (double)(out->epochs - 1);
+        out->energy_j = e_sum / (double)b->n_pl * factor + e_epoch * (double)(out->epochs - 1);
     } else {
         out->time_s = t_epoch * (double)out->epochs;
         out->energy_j = e_epoch * (double)out->epochs;

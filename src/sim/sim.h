@@ -77,6 +77,15 @@ int sim_power_trace_parse(const char *name, const char *buf, size_t len,
 int sim_train_trace_parse(const char *name, const char *buf, size_t len,
                           sim_train_trace *out, zbso_err *err);
 
+/* Reads an arrivals file (--arrivals FILE): one submit time per line, seconds from the
+ * job's start, >= 0 and non-decreasing, at most SIM_MAX_RECURRENCES; a first line that is
+ * one name is a header; CRLF is accepted. On success *times (malloc'd, the caller frees)
+ * holds *n >= 1 of them. ZBSO_EINVAL with "NAME:LINE: ..." naming the value, ZBSO_EIO,
+ * ZBSO_ENOMEM. */
+int sim_arrivals_load(const char *path, double **times, size_t *n, zbso_err *err);
+int sim_arrivals_parse(const char *name, const char *buf, size_t len, double **times,
+                       size_t *n, zbso_err *err);
+
 void sim_power_trace_free(sim_power_trace *t);  /* NULL or empty: no-op */
 void sim_train_trace_free(sim_train_trace *t);
 
@@ -123,7 +132,13 @@ typedef struct sim_workload {
     size_t n_paths;
     size_t n_dropped;            /* power-trace batch sizes without any training path */
     int64_t dropped[ZBSO_MAX_BATCH_SIZES];
+    /* NULL, or the same workload on another GPU (--warm-start-from): each simulation first
+     * runs a Zeus-policy job of it (seed + SIM_WARM_SEED_OFFSET) on the same store, the
+     * prior the warm-started job reads through the service. Not owned. */
+    const struct sim_workload *warm_from;
 } sim_workload;
+
+#define SIM_WARM_SEED_OFFSET 1000  /* the prior job's seed: independent paths */
 
 /* Builds the workload of preset p for the GPU named gpu: feasible batch sizes are those
  * the power trace has for (dataset, network, optimizer) that also have training paths at
@@ -169,6 +184,12 @@ typedef struct sim_run {
 void sim_run_compute(const sim_workload *w, const sim_bs *b, size_t pl, int64_t target_epoch,
                      bool profile, double eta, double cost_ub, sim_run *out);
 
+/* sim_run_compute with every epoch's time and energy multiplied by factor (> 0): a run
+ * slower or faster than the trace (--noise). factor 1 gives sim_run_compute's doubles. */
+void sim_run_compute_scaled(const sim_workload *w, const sim_bs *b, size_t pl,
+                            int64_t target_epoch, bool profile, double eta, double cost_ub,
+                            double factor, sim_run *out);
+
 /* Expected energy, time and cost of one recurrence when every run uses batch size b at
  * power limit index pl with no early stop, retrying until a run reaches the target
  * (the mean over b's paths; a path that never reaches costs max_epochs epochs).
@@ -183,12 +204,31 @@ void sim_expect_fixed(const sim_workload *w, const sim_bs *b, size_t pl, double 
 
 /* ---- simulation (recurrence.c) and sweep (sweep.c) ---- */
 
+/* Submit times of overlapping recurrences (--arrivals): recurrence k is submitted at
+ * times[k] seconds after the job's start (n_times of them, ascending; the recurrences are
+ * then min(n_times, recurrences)), or with Poisson arrivals at exponential gaps of mean
+ * mean_gap_s from a stream of the seed's own. Both zero: one recurrence after another. */
+typedef struct sim_arrivals {
+    const double *times;
+    size_t n_times;
+    double mean_gap_s;
+} sim_arrivals;
+
 typedef struct sim_options {
     double eta;
     bool has_beta;        /* false: no early stopping (--beta none) */
     double beta;
     int64_t recurrences;  /* 0: 2 * |batch sizes| * |power limits| of the workload */
     bool jit;             /* JIT power limit profiling; false: always the max */
+    zbso_policy policy;   /* the job's batch size policy (--policy; 0 is Zeus's) */
+    /* > 0: each run's time and energy are multiplied by a lognormal factor of mean 1,
+     * exp(noise * Z - noise^2 / 2), Z from a stream of the seed's own (--noise). */
+    double noise;
+    /* A recurrence that exhausts its tries, a default that does not converge first, or an
+     * optimizer that finds no batch size converged ends the simulation with
+     * sim_result.stuck set instead of failing it (--compare counts stuck jobs). */
+    bool keep_stuck;
+    sim_arrivals arrivals;
 } sim_options;
 
 /* One simulated run as runs.csv records it. */
@@ -209,6 +249,10 @@ typedef struct sim_result {
     double energy_j, time_s, cost;  /* totals over all runs */
     int64_t n_unrun;       /* runs allowed zero epochs (ended as failed, not recorded) */
     opt_savings savings;   /* the job's savings (sim_savings of rows and n_unrun) */
+    int64_t n_stopped;     /* runs that ran and did not converge (early-stopped or failed) */
+    bool stuck;            /* keep_stuck: recurrence stuck_at failed RECUR_MAX_TRIES tries */
+    int64_t stuck_at;
+    int64_t n_concurrent;  /* Concurrent trials the optimizer dispatched (--arrivals) */
 } sim_result;
 
 /* The number of recurrences o gives for w. */
@@ -244,6 +288,55 @@ int sim_sweep(sim_workload *const *ws, size_t n_ws, uint64_t seed_lo, uint64_t s
               const sim_options *o, int n_threads, sim_result *results,
               void (*progress)(void *ctx, size_t done, size_t total), void *progress_ctx,
               zbso_err *err);
+
+/* ---- comparing two policies (compare.c): --compare ---- */
+
+/* The trace oracle's cost c*: the least expected cost of one recurrence over every fixed
+ * (batch size, power limit) of w (sim_expect_fixed); INFINITY when none is feasible. */
+double sim_oracle_cost(const sim_workload *w, double eta);
+
+/* One policy's figures on one pair, over its seeds. */
+typedef struct sim_cmp_policy {
+    double regret_pct;       /* mean over seeds of (cost - T c*) / (T c*) x 100; a stuck
+                              * job's cost adds the default configuration's expected cost
+                              * (sim_expect_fixed at the highest limit) for the recurrence
+                              * it stuck in and every one after */
+    double stopped_per_job;  /* mean of sim_result.n_stopped */
+    size_t stuck;            /* jobs stuck (sim_result.stuck) */
+    double concurrent_per_job; /* mean of sim_result.n_concurrent */
+} sim_cmp_policy;
+
+/* One (workload, GPU, eta) pair: p[0] the first policy of --compare, p[1] the second. */
+typedef struct sim_cmp_pair {
+    const sim_workload *w;
+    double eta;
+    double cstar;
+    int64_t recurrences;
+    size_t n_seeds;
+    sim_cmp_policy p[2];
+} sim_cmp_pair;
+
+/* The figures over all pairs: means of the pairs' figures; the mean of the per-pair cuts
+ * 1 - p[1]/p[0] of regret (over the n_cut pairs whose p[0] regret is positive); the pair
+ * where p[1] is the most points above p[0]. */
+typedef struct sim_cmp_total {
+    double regret_pct[2], stopped_per_job[2], concurrent_per_job[2];
+    size_t stuck[2];
+    double mean_cut_pct;
+    size_t n_cut;
+    double worst;
+    size_t worst_pair;
+} sim_cmp_total;
+
+/* Fills pair->p[which] (and the pair's workload, eta, c*, recurrences) from the results
+ * r[0..n_seeds-1] of w at eta. */
+void sim_cmp_fill(const sim_workload *w, double eta, const sim_result *r, size_t n_seeds,
+                  int which, sim_cmp_pair *pair);
+
+void sim_cmp_overall(const sim_cmp_pair *pairs, size_t n, sim_cmp_total *t);
+
+/* Prints the legend, one line per pair and the overall line to f. */
+void sim_cmp_print(FILE *f, const char *const names[2], const sim_cmp_pair *pairs, size_t n);
 
 /* ---- outputs (output.c) ---- */
 

@@ -376,3 +376,81 @@ void sim_train_trace_free(sim_train_trace *t)
     t->rows = NULL;
     t->n = 0;
 }
+
+/* ---- arrivals (--arrivals FILE) ---- */
+
+int sim_arrivals_parse(const char *name, const char *buf, size_t len, double **times,
+                       size_t *n, zbso_err *err)
+{
+    size_t cap = 0, line_no = 0;
+    double *v = NULL;
+    int rc = 0;
+    *times = NULL;
+    *n = 0;
+    for (size_t pos = 0; pos < len;) {
+        const char *nl = memchr(buf + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - buf) : len;
+        char line[SIM_LINE_MAX];
+        size_t l = end - pos;
+        line_no++;
+        if (l > 0 && buf[pos + l - 1] == '\r')
+            l--;
+        if (l >= sizeof line || memchr(buf + pos, '\0', l) != NULL) {
+            rc = err_set(err, ZBSO_EINVAL, "%s:%zu: a line longer than %d bytes or with a NUL "
+                         "byte", name, line_no, SIM_LINE_MAX - 1);
+            goto out;
+        }
+        memcpy(line, buf + pos, l);
+        line[l] = '\0';
+        pos = end + 1;
+        char *stop;
+        double t = strtod(line, &stop);
+        if (line_no == 1 && stop == line && l > 0 && strchr(line, ',') == NULL)
+            continue;  /* a header (one name) */
+        if (stop == line || *stop != '\0' || !isfinite(t) || t < 0 ||
+            (*n > 0 && t < v[*n - 1])) {
+            rc = err_set(err, ZBSO_EINVAL, "%s:%zu: submit time '%.40s' is not a number of "
+                         "seconds >= 0 and >= the one before (one per line)", name, line_no,
+                         line);
+            goto out;
+        }
+        if (*n == SIM_MAX_RECURRENCES) {
+            rc = err_set(err, ZBSO_EINVAL, "%s: more than %d submit times", name,
+                         SIM_MAX_RECURRENCES);
+            goto out;
+        }
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 64;
+            double *nv = realloc(v, cap * sizeof *nv);
+            if (nv == NULL) {
+                rc = err_set(err, ZBSO_ENOMEM, "out of memory reading %s", name);
+                goto out;
+            }
+            v = nv;
+        }
+        v[(*n)++] = t;
+    }
+    if (*n == 0)
+        rc = err_set(err, ZBSO_EINVAL, "%s: no submit times", name);
+out:
+    if (rc < 0) {
+        free(v);
+        *n = 0;
+    } else {
+        *times = v;
+    }
+    return rc;
+}
+
+int sim_arrivals_load(const char *path, double **times, size_t *n, zbso_err *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    *times = NULL;
+    *n = 0;
+    int rc = read_file(path, &buf, &len, err);
+    if (rc == 0)
+        rc = sim_arrivals_parse(path, buf, len, times, n, err);
+    free(buf);
+    return rc;
+}
