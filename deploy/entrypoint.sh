@@ -17,8 +17,15 @@ for name in ZEUS_BSO_API_TOKEN ZEUS_BSO_DB_PASSWORD ZEUS_BSO_DB_USER ZEUS_BSO_DA
     fi
     # $(...) drops the trailing newline(s) a secret file usually ends with.
     value=$(cat "$file")
-    export "$name=$value"
     unset "${name}_FILE"
+    # compose writes an empty secret for a ZEUS_BSO_API_TOKEN its .env leaves unset: that
+    # is no token, which zbso serve takes only from an unset variable (an empty one it
+    # refuses, as a token lost on the way).
+    if [ "$name" = ZEUS_BSO_API_TOKEN ] && [ -z "$value" ]; then
+        echo "zbso-entrypoint: ${name}_FILE '$file' is empty: no API token" >&2
+        continue
+    fi
+    export "$name=$value"
 done
 
 exec /usr/local/bin/zbso "$@"

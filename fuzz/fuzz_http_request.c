@@ -1,6 +1,7 @@
 /* fuzz_http_request.c: the request line as the server sees it: the route table
  * (http_route_find) on the method and the decoded path, and the job_id query check
  * (http_query_job_id) on the decoded argument. The input is "METHOD TARGET"; the target is
+ * checked raw by http_path_check (no NUL, UTF-8 once decoded), then
  * split and decoded as libmicrohttpd 0.9.75 does before our code runs (checked against the
  * real library: '?' splits path and query, '&' the arguments, the first '=' key and value,
  * '+' is a space in arguments, %XX decodes with MHD_http_unescape itself, keys compare
@@ -135,12 +136,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *target = sp ? sp + 1 : line + strlen(line);
     if (sp)
         *sp = '\0';
+    zbso_err path_err;
+    err_clear(&path_err);
+    int path_rc = http_path_check(target, &path_err);
     char *query = strchr(target, '?');
     if (query)
         *query++ = '\0';
     size_t job_id_len = 0;
     char *job_id = query_lookup_job_id(query, &job_id_len);
-    MHD_http_unescape(target);
+    size_t path_len = MHD_http_unescape(target);
+    /* The path check refuses exactly the decoded paths that hold a NUL or are not UTF-8
+     * (jansson judges), with a 400 naming the byte. */
+    json_t *path_json = json_stringn(target, path_len);
+    bool path_ok = path_json && memchr(target, '\0', path_len) == NULL;
+    json_decref(path_json);
+    FUZZ_CHECK((path_rc == 0) == path_ok);
+    FUZZ_CHECK(path_rc == 0 || (path_rc == ZBSO_EINVAL && path_err.msg[0]));
     check_route(line, target);
     check_job_id(job_id, job_id_len);
     free(line);

@@ -40,6 +40,19 @@ static void check_valid(const zbso_job_spec *s)
     FUZZ_CHECK(!s->has_mab_seed || s->mab_seed <= INT64_MAX);
     FUZZ_CHECK(s->max_power > 0.0 && s->max_power < INFINITY);
     FUZZ_CHECK(s->number_of_gpus > 0);
+    /* issue 21: a policy of the enum, a warm start only with smart or the server's
+     * default, prior jobs non-empty ids in strictly ascending byte order */
+    FUZZ_CHECK(s->policy == ZBSO_POLICY_ZEUS || s->policy == ZBSO_POLICY_SMART);
+    FUZZ_CHECK(s->has_policy || s->policy == ZBSO_POLICY_ZEUS);
+    FUZZ_CHECK(s->n_prior_jobs <= ZBSO_MAX_PRIOR_JOBS);
+    FUZZ_CHECK(s->n_prior_jobs == 0 || s->warm_start);
+    FUZZ_CHECK(!s->warm_start || !s->has_policy || s->policy == ZBSO_POLICY_SMART);
+    for (size_t i = 0; i < s->n_prior_jobs; i++) {
+        size_t n = strnlen(s->prior_jobs[i], sizeof s->prior_jobs[i]);
+        FUZZ_CHECK(n >= 1 && n <= ZBSO_ID_MAX);
+        FUZZ_CHECK(i == 0 || strcmp(s->prior_jobs[i - 1], s->prior_jobs[i]) < 0);
+        FUZZ_CHECK(id == 0 || strcmp(s->prior_jobs[i], s->job_id) != 0);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

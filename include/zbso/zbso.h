@@ -206,9 +206,12 @@ typedef struct zbso_client zbso_client;
 
 /* Registers the job (POST /jobs) and returns a client in *out. job_spec_json is seed 001's
  * JobSpec (job_id_prefix, batch_sizes, default_batch_size required; the other fields take
- * their defaults); the client adds the GPU facts from mon: max_power = floor(max power
- * limit mW / 1000) * GPU count, number_of_gpus, gpu_model (a spec that sets them is
- * refused). mon NULL: the client opens (and later frees) a monitor of every visible GPU;
+ * their defaults), and may carry zbso's own optional fields: "policy" ("zeus" or "smart";
+ * absent or null: the server's default), "warm_start" (true or false) and "prior_jobs" (at
+ * most 8 job ids), checked before sending and sent only when given; the client adds the
+ * GPU facts from mon: max_power = floor(max power limit mW / 1000) * GPU count,
+ * number_of_gpus, gpu_model (a spec that sets them is refused). mon NULL: the client
+ * opens (and later frees) a monitor of every visible GPU;
  * otherwise mon must outlive the client. server_url NULL: $ZEUS_BSO_SERVER_URL. rank: the
  * process's rank in distributed training; only rank 0 asks for a batch size.
  * When $ZEUS_BSO_JOB_ID is set (by `zbso run`), it is the job id (a different job_id in the

@@ -75,4 +75,10 @@ int cli_version(int argc, char **argv);
 /* `zbso completion bash|zsh|fish`: prints a completion script. */
 int cli_completion(int argc, char **argv);
 
+/* `zbso import zeus`: imports a Zeus BSO database's jobs (src/xfer). */
+int cli_import(int argc, char **argv);
+
+/* `zbso db copy|backup|restore`: moves or backs up a whole zbso database. */
+int cli_db(int argc, char **argv);
+
 #endif

@@ -570,7 +570,11 @@ int cli_jobs(int argc, char **argv)
     rc = run(&src, &a, &err);
     source_close(&src);
     if (rc < 0) {
-        fprintf(stderr, "zbso jobs %s: %s\n", name, err.msg);
+        /* The message may quote a job id or a server's words: escaped as a table cell,
+         * so no control or invisible character reaches the terminal as it is. */
+        fprintf(stderr, "zbso jobs %s: ", name);
+        cli_table_escape(stderr, err.msg);
+        fputc('\n', stderr);
         return CLI_EXIT_FAIL;
     }
     return CLI_EXIT_OK;

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/config.h"
+#include "core/spec.h"
 #include "http/http.h"
 #include "service/service.h"
 #include "store/store.h"
@@ -20,6 +21,7 @@
 static const char serve_usage[] =
     "usage: zbso serve [--host H] [--port P] [--db URL] [--log-level L] [--log-file F]\n"
     "                  [--trial-timeout S] [--idle-timeout S] [--header-timeout S]\n"
+    "                  [--body-timeout S]\n"
     "                  [--drain-timeout S] [--max-connections-per-ip N] [--echo-sql]\n"
     "                  [--migrate] [--metrics-per-job]\n"
     "\n"
@@ -39,6 +41,8 @@ static const char serve_usage[] =
     "                     (ZEUS_BSO_IDLE_TIMEOUT, default 60)\n"
     "  --header-timeout S close connections whose request head is not complete S seconds\n"
     "                     after its first byte, 0 never (ZEUS_BSO_HEADER_TIMEOUT, default 10)\n"
+    "  --body-timeout S   answer 408 and close when a request body is not complete S seconds\n"
+    "                     after its head, 0 never (ZEUS_BSO_BODY_TIMEOUT, default 30)\n"
     "  --drain-timeout S  at SIGTERM/SIGINT, give in-flight requests S seconds to be\n"
     "                     answered (ZEUS_BSO_DRAIN_TIMEOUT, default 10)\n"
     "  --max-connections-per-ip N\n"
@@ -48,6 +52,9 @@ static const char serve_usage[] =
     "  --migrate          upgrade an older database schema instead of refusing it\n"
     "  --metrics-per-job  add series per job (labelled job_id) to GET /metrics\n"
     "                     (ZEUS_BSO_METRICS_PER_JOB)\n"
+    "  --policy zeus|smart\n"
+    "                     batch size policy of jobs whose spec names none (ZBSO_POLICY,\n"
+    "                     default zeus); a job's own \"policy\" wins\n"
     "\n"
     "Also read: ZEUS_BSO_DB_USER, ZEUS_BSO_DB_PASSWORD, ZEUS_BSO_API_TOKEN, and a .env file\n"
     "in the working directory or a parent. Flags win over the environment, which wins over\n"
@@ -55,7 +62,7 @@ static const char serve_usage[] =
 
 enum { OPT_HOST = CLI_OPT_OWN, OPT_PORT, OPT_LOG_LEVEL, OPT_TRIAL_TIMEOUT, OPT_ECHO_SQL,
        OPT_MIGRATE, OPT_LOG_FILE, OPT_IDLE_TIMEOUT, OPT_HEADER_TIMEOUT, OPT_DRAIN_TIMEOUT,
-       OPT_MAX_PER_IP, OPT_METRICS_PER_JOB };
+       OPT_MAX_PER_IP, OPT_METRICS_PER_JOB, OPT_POLICY, OPT_BODY_TIMEOUT };
 
 static const struct option serve_options[] = {
     {"host", required_argument, NULL, OPT_HOST},
@@ -68,9 +75,11 @@ static const struct option serve_options[] = {
     {"log-file", required_argument, NULL, OPT_LOG_FILE},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
     {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+    {"body-timeout", required_argument, NULL, OPT_BODY_TIMEOUT},
     {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
     {"max-connections-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
     {"metrics-per-job", no_argument, NULL, OPT_METRICS_PER_JOB},
+    {"policy", required_argument, NULL, OPT_POLICY},
     {"help", no_argument, NULL, CLI_OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -109,11 +118,15 @@ static int apply_flag(int opt, const char *arg, cli_config *cfg, void *ctx, zbso
                                   &cfg->idle_timeout_s, err);
     case OPT_HEADER_TIMEOUT:
         return config_parse_timeout("--header-timeout", arg, &cfg->header_timeout_s, err);
+    case OPT_BODY_TIMEOUT:
+        return config_parse_timeout("--body-timeout", arg, &cfg->body_timeout_s, err);
     case OPT_DRAIN_TIMEOUT:
         return config_parse_timeout("--drain-timeout", arg, &cfg->drain_timeout_s, err);
     case OPT_METRICS_PER_JOB:
         cfg->metrics_per_job = true;
         return 0;
+    case OPT_POLICY:
+        return config_parse_policy("--policy", arg, &cfg->policy, err);
     default: /* OPT_MAX_PER_IP, the only other flag of serve_options */
         return config_parse_count("--max-connections-per-ip", arg, CFG_COUNT_MAX,
                                   &cfg->max_connections_per_ip, err);
@@ -129,6 +142,13 @@ static void url_host(const char *host, char *out, size_t cap)
         snprintf(out, cap, "[%s]", host);
     else
         snprintf(out, cap, "%s", host);
+}
+
+/* Whether host is a loopback address, reachable from this machine only. */
+static bool loopback(const char *host)
+{
+    return strncmp(host, "127.", 4) == 0 || strcmp(host, "localhost") == 0 ||
+           strcmp(host, "::1") == 0 || strcmp(host, "[::1]") == 0;
 }
 
 /* Raises the soft limit on open files to the hard one (the soft limit is often 1024 while
@@ -180,6 +200,12 @@ int cli_serve(int argc, char **argv)
         status = rc;
         goto out;
     }
+    bool weak_token = false;
+    if (config_check_token(&cfg, &weak_token, &err) < 0) {
+        fprintf(stderr, "zbso serve: %s\n", err.msg);
+        status = CLI_EXIT_USAGE;
+        goto out;
+    }
     if (check_tokens(&cfg, &err) < 0) {
         fprintf(stderr, "zbso serve: %s\n", err.msg);
         goto out;
@@ -214,6 +240,7 @@ int cli_serve(int argc, char **argv)
     static svc_stats stats;
     svc_env env = svc_env_system(cfg.trial_timeout_s);
     env.stats = &stats;
+    env.default_policy = cfg.policy;
     http_config hcfg = {
         .host = cfg.host,
         .port = cfg.port,
@@ -223,6 +250,7 @@ int cli_serve(int argc, char **argv)
         .per_ip_limit = cfg.max_connections_per_ip,
         .idle_timeout_s = cfg.idle_timeout_s,
         .header_timeout_s = cfg.header_timeout_s,
+        .body_timeout_s = cfg.body_timeout_s,
         .version = ZBSO_VERSION,
         .metrics_per_job = cfg.metrics_per_job,
     };
@@ -236,10 +264,20 @@ int cli_serve(int argc, char **argv)
     fflush(stdout);
     char shown_url[CFG_URL_MAX + 8];
     config_redact_url(cfg.database_url, shown_url, sizeof shown_url);
-    log_info("serving %s%s%s on http://%s:%d (trial timeout %.0f s%s)", shown_url,
-             cfg.dotenv_path[0] ? ", config from " : "", cfg.dotenv_path, host,
-             http_server_port(srv), cfg.trial_timeout_s,
-             hcfg.api_token ? ", bearer token required" : "");
+    log_info("serving %s%s%s on http://%s:%d (trial timeout %.0f s, default policy %s)",
+             shown_url, cfg.dotenv_path[0] ? ", config from " : "", cfg.dotenv_path, host,
+             http_server_port(srv), cfg.trial_timeout_s, spec_policy_name(cfg.policy));
+    if (hcfg.api_token)
+        log_info("authentication is on: every request but GET /healthz and the dashboard's "
+                 "files needs the token of %s (Bearer, or HTTP Basic's password)",
+                 cfg.api_token_from);
+    else
+        log_msg(loopback(cfg.host) ? ZLOG_INFO : ZLOG_WARN, "authentication is off "
+                "(ZEUS_BSO_API_TOKEN is not set): whoever reaches http://%s:%d can read, "
+                "change and delete every job", host, http_server_port(srv));
+    if (weak_token)
+        log_warn("%s is %zu bytes long: use at least %d random bytes (e.g. `openssl rand "
+                 "-hex 32`)", cfg.api_token_from, strlen(cfg.api_token), CFG_TOKEN_MIN_BYTES);
     if (hcfg.read_token || hcfg.client_token)
         log_info("scoped tokens: %s%s%s", hcfg.read_token ? "read (ZBSO_READ_TOKEN)" : "",
                  hcfg.read_token && hcfg.client_token ? ", " : "",

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/spec.h"
 #include "sim/sim.h"
 #include "util/clock.h"
 
@@ -93,16 +94,12 @@ typedef struct sim_args {
     const char *arrivals;        /* --arrivals: poisson:MEAN_GAP_S or a file */
 } sim_args;
 
-static const char *const policy_names[] = {"zeus", "smart"};
-
-/* Parses a policy name. Returns 0 or ZBSO_EINVAL naming flag and text. */
+/* Parses a policy name (the API's, spec_policy_parse). Returns 0 or ZBSO_EINVAL naming flag
+ * and text. */
 static int parse_policy(const char *flag, const char *text, zbso_policy *out, zbso_err *err)
 {
-    for (int k = 0; k < 2; k++)
-        if (strcmp(text, policy_names[k]) == 0) {
-            *out = (zbso_policy)k;
-            return 0;
-        }
+    if (spec_policy_parse(text, out) == 0)
+        return 0;
     return err_set(err, ZBSO_EINVAL, "%s '%s' is not a policy (zeus or smart)", flag, text);
 }
 
@@ -264,7 +261,7 @@ static int parse_args(int argc, char **argv, sim_args *a, zbso_err *err)
         {"arrivals", required_argument, NULL, OPT_ARRIVALS},
         {NULL, 0, NULL, 0},
     };
-    long long v;
+    long long v = 0; /* set before use; gcc -O3 cannot tell (maybe-uninitialized) */
     char *end;
     int c, rc;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -650,7 +647,7 @@ static int run_compare(sim_args *a, const sim_preset *const *chosen, size_t n_ch
         for (size_t i = 0; i < g->n_ws; i++)
             g->ws[i]->warm_from = NULL;
     }
-    const char *names[2] = {policy_names[a->cmp[0]], policy_names[a->cmp[1]]};
+    const char *names[2] = {spec_policy_name(a->cmp[0]), spec_policy_name(a->cmp[1])};
     sim_cmp_print(stdout, names, pairs, n_pairs);
 out:
     for (size_t gi = 0; sets != NULL && gi < a->n_gpus; gi++)

@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/spec.h"
 #include "store/pgurl.h"
 #include "util/dotenv.h"
 #include "util/log.h"
@@ -28,6 +29,7 @@ void config_defaults(cli_config *cfg)
     cfg->trial_timeout_s = 86400.0;
     cfg->idle_timeout_s = 60;
     cfg->header_timeout_s = 10.0;
+    cfg->body_timeout_s = 30.0;
     cfg->drain_timeout_s = 10.0;
     cfg->max_connections_per_ip = 256;
 }
@@ -103,6 +105,45 @@ int config_parse_bool(const char *what, const char *text, bool *out, zbso_err *e
     return err_set(err, ZBSO_EINVAL, "%s '%s' is not a boolean (true or false)", what, text);
 }
 
+int config_parse_policy(const char *what, const char *text, zbso_policy *out, zbso_err *err)
+{
+    if (spec_policy_parse(text, out) < 0)
+        return err_set(err, ZBSO_EINVAL, "%s '%s' is not a batch size policy (zeus or smart)",
+                       what, text);
+    return 0;
+}
+
+int config_check_token(const cli_config *cfg, bool *weak, zbso_err *err)
+{
+    const char *t = cfg->api_token, *from = cfg->api_token_from;
+    size_t n = strlen(t);
+    *weak = false;
+    if (from[0] == '\0')
+        return 0;
+    size_t blank = strspn(t, " \t\r\n");
+    if (blank == n)
+        return err_set(err, ZBSO_EINVAL, "%s is set but %s: set a token of at least %d "
+                       "random bytes (e.g. the output of `openssl rand -hex 32`), or unset "
+                       "the variable to run without authentication", from,
+                       n ? "blank" : "empty", CFG_TOKEN_MIN_BYTES);
+    static const char *const placeholders[] = {"change-me", "changeme", "change_me"};
+    for (size_t i = 0; i < sizeof placeholders / sizeof placeholders[0]; i++)
+        if (strcasecmp(t, placeholders[i]) == 0)
+            return err_set(err, ZBSO_EINVAL, "%s is the deployment example's placeholder "
+                           "'%s': replace it with a random token (e.g. `openssl rand -hex "
+                           "32`)", from, placeholders[i]);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
+            return err_set(err, ZBSO_EINVAL, "%s has a control character (0x%02x) at byte "
+                           "%zu: no Authorization header can carry it (a secret file's "
+                           "trailing newline?)", from, (unsigned char)t[i], i);
+    if (t[0] == ' ' || t[n - 1] == ' ')
+        return err_set(err, ZBSO_EINVAL, "%s %s with a space: a header's value is trimmed, "
+                       "so no client could send it", from, t[0] == ' ' ? "starts" : "ends");
+    *weak = n < CFG_TOKEN_MIN_BYTES;
+    return 0;
+}
+
 void config_redact_url(const char *url, char *out, size_t cap)
 {
     /* One masking rule for every message: the PostgreSQL backend's, which knows every
@@ -118,8 +159,8 @@ enum cfg_key {
     K_DATABASE_URL, K_SERVER_PORT, K_HOST, K_LOG_LEVEL, K_ECHO_SQL, K_DB_USER,
     K_DB_PASSWORD, K_TRIAL_TIMEOUT, K_API_TOKEN, K_IDLE_TIMEOUT, K_HEADER_TIMEOUT,
     K_DRAIN_TIMEOUT, K_MAX_CONNECTIONS_PER_IP, K_LOG_FILE, K_METRICS_PER_JOB,
-    K_READ_TOKEN, K_CLIENT_TOKEN, K_API_TOKEN_FILE, K_READ_TOKEN_FILE, K_CLIENT_TOKEN_FILE,
-    K_COUNT
+    K_BODY_TIMEOUT, K_READ_TOKEN, K_CLIENT_TOKEN, K_API_TOKEN_FILE, K_READ_TOKEN_FILE,
+    K_CLIENT_TOKEN_FILE, K_POLICY, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
@@ -128,8 +169,9 @@ static const char *const key_names[K_COUNT] = {
     "ZEUS_BSO_DB_PASSWORD", "ZEUS_BSO_TRIAL_TIMEOUT", "ZEUS_BSO_API_TOKEN",
     "ZEUS_BSO_IDLE_TIMEOUT", "ZEUS_BSO_HEADER_TIMEOUT", "ZEUS_BSO_DRAIN_TIMEOUT",
     "ZEUS_BSO_MAX_CONNECTIONS_PER_IP", "ZEUS_BSO_LOG_FILE", "ZEUS_BSO_METRICS_PER_JOB",
+    "ZEUS_BSO_BODY_TIMEOUT",
     "ZBSO_READ_TOKEN", "ZBSO_CLIENT_TOKEN", "ZEUS_BSO_API_TOKEN_FILE", "ZBSO_READ_TOKEN_FILE",
-    "ZBSO_CLIENT_TOKEN_FILE",
+    "ZBSO_CLIENT_TOKEN_FILE", "ZBSO_POLICY",
 };
 
 /* Values of our keys found in a `.env` file (heap copies; the last assignment wins). */
@@ -297,6 +339,7 @@ static int apply(cli_config *cfg, int k, const char *what, const char *v, zbso_e
     case K_TRIAL_TIMEOUT:
         return config_parse_timeout(what, v, &cfg->trial_timeout_s, err);
     case K_API_TOKEN:
+        snprintf(cfg->api_token_from, sizeof cfg->api_token_from, "%s", what);
         return config_copy(what, v, cfg->api_token, sizeof cfg->api_token, err);
     case K_IDLE_TIMEOUT:
         return config_parse_count(what, v, CFG_TIMEOUT_MAX_S, &cfg->idle_timeout_s, err);
@@ -310,11 +353,16 @@ static int apply(cli_config *cfg, int k, const char *what, const char *v, zbso_e
         return config_copy(what, v, cfg->log_file, sizeof cfg->log_file, err);
     case K_METRICS_PER_JOB:
         return config_parse_bool(what, v, &cfg->metrics_per_job, err);
+    case K_POLICY:
+        return config_parse_policy(what, v, &cfg->policy, err);
+    case K_BODY_TIMEOUT:
+        return config_parse_timeout(what, v, &cfg->body_timeout_s, err);
     case K_READ_TOKEN:
         return config_copy(what, v, cfg->read_token, sizeof cfg->read_token, err);
     case K_CLIENT_TOKEN:
         return config_copy(what, v, cfg->client_token, sizeof cfg->client_token, err);
     case K_API_TOKEN_FILE:
+        snprintf(cfg->api_token_from, sizeof cfg->api_token_from, "%s", what);
         return read_secret_file(what, "ZEUS_BSO_API_TOKEN", v, cfg->api_token,
                                 sizeof cfg->api_token, err);
     case K_READ_TOKEN_FILE:

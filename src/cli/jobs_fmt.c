@@ -20,7 +20,7 @@ typedef enum kind {
     K_G,       /* a metric or a precision: %.6g */
     K_TIME,    /* unix seconds as UTC, "2026-11-23T22:30:05Z" */
     K_BOOL,    /* yes / no */
-    K_LIST,    /* an array of integers: "8,16,32" */
+    K_LIST,    /* an array of integers or strings: "8,16,32" */
 } kind;
 
 typedef struct column {
@@ -123,6 +123,8 @@ static void cell(cli_table *t, const json_t *v, kind k)
                     fputc(',', m);
                 if (json_is_integer(x))
                     fprintf(m, "%" PRId64, (int64_t)json_integer_value(x));
+                else if (json_is_string(x))
+                    fputs(json_string_value(x), m);
                 else
                     fputc('?', m);
             }
@@ -140,35 +142,42 @@ static void cell(cli_table *t, const json_t *v, kind k)
     free(text);
 }
 
-void jobs_csv_field(FILE *to, const char *s)
+void jobs_csv_field(FILE *to, const char *s, bool text)
 {
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, to);
-        return;
-    }
-    fputc('"', to);
+    /* OWASP's advice against CSV injection: a spreadsheet runs a cell that starts with
+     * one of these as a formula (=HYPERLINK(...), +cmd|..., a tab or CR before one), so
+     * such a text cell gets a leading quote, which makes the spreadsheet show it as text.
+     * Numbers are written as they are: "-3.5" is a number to a spreadsheet, never a
+     * formula, and a program reading the CSV must get the number. */
+    bool guard = text && s[0] != '\0' && strchr("=+-@\t\r", s[0]) != NULL;
+    bool quote = strpbrk(s, ",\"\r\n") != NULL;
+    if (quote)
+        fputc('"', to);
+    if (guard)
+        fputc('\'', to);
     for (; *s; s++) {
         if (*s == '"')
             fputc('"', to);
         fputc(*s, to);
     }
-    fputc('"', to);
+    if (quote)
+        fputc('"', to);
 }
 
-/* Writes v as a CSV field: a string as it is, null or missing as nothing, anything else
+/* Writes v as a CSV field: a string as text, null or missing as nothing, anything else
  * as its JSON text (numbers with 17 significant digits, as the documents have them). */
 static void csv_value(FILE *to, const json_t *v)
 {
     if (v == NULL || json_is_null(v))
         return;
     if (json_is_string(v)) {
-        jobs_csv_field(to, json_string_value(v));
+        jobs_csv_field(to, json_string_value(v), true);
         return;
     }
     char *text = json_dumps(v, DUMP_FLAGS);
     if (text == NULL)
         abort();
-    jobs_csv_field(to, text);
+    jobs_csv_field(to, text, false);
     free(text);
 }
 
@@ -178,7 +187,7 @@ static void csv_header(FILE *to, const column *cols, size_t n, const char *prefi
         if (i > 0)
             fputc(',', to);
         fputs(prefix, to);
-        jobs_csv_field(to, cols[i].path);
+        jobs_csv_field(to, cols[i].path, true);
     }
 }
 
@@ -269,6 +278,7 @@ static int put_json(FILE *to, const json_t *doc, zbso_err *err)
 static const column list_table_cols[] = {
     {"job id", "job_id", K_STR},
     {"stage", "stage", K_STR},
+    {"policy", "policy", K_STR},
     {"trials", "trials.total", K_INT},
     {"running", "trials.Dispatched", K_INT},
     {"ok", "trials.Succeeded", K_INT},
@@ -312,6 +322,7 @@ static const column list_csv_cols[] = {
     {"", "savings.best_batch_size", K_INT},
     {"", "savings.best_expected_cost", K_F1},
     {"", "savings.regret", K_F1},
+    {"", "policy", K_STR},
 };
 
 /* The array field name of doc, or NULL when there is none (jansson's array functions
@@ -479,6 +490,9 @@ static const kv job_fields[] = {
     {"job id", "job_id", K_STR},
     {"prefix", "job_id_prefix", K_STR},
     {"stage", "stage", K_STR},
+    {"policy", "policy", K_STR},
+    {"warm start", "spec.warm_start", K_BOOL},
+    {"prior jobs", "spec.prior_jobs", K_LIST},
     {"revision", "revision", K_INT},
     {"created (UTC)", "created_at", K_TIME},
     {"updated (UTC)", "updated_at", K_TIME},
@@ -565,7 +579,7 @@ static void csv_flatten(FILE *to, const char *prefix, const json_t *v)
         }
     } else {
         /* Scalars, and arrays of scalars (batch size lists) as one JSON value. */
-        jobs_csv_field(to, prefix);
+        jobs_csv_field(to, prefix, true);
         fputc(',', to);
         csv_value(to, v);
         fputs("\r\n", to);

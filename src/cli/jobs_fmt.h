@@ -8,6 +8,7 @@
 #define ZBSO_CLI_JOBS_FMT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "util/err.h"
@@ -38,7 +39,11 @@ int jobs_fmt_export(FILE *to, jobs_format f, const json_t *job, const json_t *tr
                     zbso_err *err);
 
 /* Writes s as one RFC 4180 field: quoted (with '"' doubled) when it holds a comma, a
- * quote, CR or LF; as it is otherwise. Records end with CRLF. */
-void jobs_csv_field(FILE *to, const char *s);
+ * quote, CR or LF; as it is otherwise. Records end with CRLF. A text cell (text true: any
+ * string of a document, a header) that starts with '=', '+', '-', '@', tab or CR gets a
+ * leading "'" so that a spreadsheet shows it instead of running it as a formula (OWASP,
+ * CSV injection); a number's JSON text (text false) is written as it is. The one CSV
+ * escaping of zbso's C code. */
+void jobs_csv_field(FILE *to, const char *s, bool text);
 
 #endif

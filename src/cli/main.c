@@ -12,6 +12,8 @@ static const cli_command commands[] = {
     {"run", cli_run, "run a training command repeatedly with the batch sizes the optimizer picks"},
     {"jobs", cli_jobs, "list, show, export and delete jobs (server or database)"},
     {"monitor", cli_monitor, "run a command and print the GPU time and energy it used"},
+    {"import", cli_import, "import the jobs of a Zeus BSO server's database"},
+    {"db", cli_db, "copy a zbso database between backends, back it up, restore it"},
     {"version", cli_version, "print the version, git commit, backends and libraries"},
     {"completion", cli_completion, "print a bash, zsh or fish completion script"},
 };

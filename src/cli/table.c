@@ -1,5 +1,6 @@
 /* table.c: aligned text tables for a terminal (table.h). Cells are kept as escaped
  * strings; widths are counted in UTF-8 characters when the table is printed. */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,14 +76,26 @@ static size_t printable_seq(const unsigned char *s)
     return s[0] == 0xc2 && s[1] <= 0x9f ? 0 : n;
 }
 
-/* Writes the escaped form of s into out (NULL: only counts). Returns its length. */
+/* Writes the escaped form of s into out (NULL: only counts). Returns its length. Control
+ * characters and bytes that are not UTF-8 become \xNN; invisible characters (bidi
+ * controls, zero-width ones: utf8_invisible) become \uXXXX (\UXXXXXXXX above U+FFFF), so
+ * ids that differ only by them differ on screen and none reorders the line. */
 static size_t escape_into(char *out, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t len = 0;
     while (*p) {
         size_t n = printable_seq(p);
-        if (n > 0) {
+        uint32_t cp = n > 1 ? utf8_decode(p, n) : 0;
+        if (n > 1 && utf8_invisible(cp)) {
+            char e[16];
+            int k = snprintf(e, sizeof e, cp > 0xffff ? "\\U%08" PRIx32 : "\\u%04" PRIx32,
+                             cp);
+            if (out)
+                memcpy(out + len, e, (size_t)k);
+            len += (size_t)k;
+            p += n;
+        } else if (n > 0) {
             if (out)
                 memcpy(out + len, p, n);
             len += n;

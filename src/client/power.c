@@ -242,7 +242,7 @@ static int apply(zbso_power_optimizer *p, const opt_plo_action *act, zbso_err *e
     if (act->cancel_window && (rc = window_end(p, NULL, NULL, err)) < 0)
         return rc;
     if (act->end_window) {
-        double t, e;
+        double t = 0, e = 0;   /* set when rc is 0; gcc -O3 cannot tell */
         if ((rc = window_end(p, &t, &e, err)) < 0)
             return rc;
         double n = (double)p->sm.profile_steps;

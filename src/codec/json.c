@@ -258,6 +258,69 @@ static int get_mab_seed(json_t *obj, zbso_job_spec *s, zbso_err *err)
     return 0;
 }
 
+/* Reads policy: absent or null leaves the server's default (has_policy false), else
+ * "zeus" or "smart". */
+static int get_policy(json_t *obj, zbso_job_spec *s, zbso_err *err)
+{
+    json_t *v;
+    int rc = lookup(obj, "policy", false, true, &v, err);
+    s->has_policy = false;
+    s->policy = ZBSO_POLICY_ZEUS;
+    if (rc <= 0)
+        return rc;
+    if (!json_is_string(v) || spec_policy_parse(json_string_value(v), &s->policy) < 0 ||
+        strlen(json_string_value(v)) != json_string_length(v))
+        return type_error(err, "policy", "\"zeus\" or \"smart\"", v);
+    s->has_policy = true;
+    return 0;
+}
+
+/* Reads prior_jobs (absent or null: none) and warm_start; an explicit "warm_start": false
+ * beside prior_jobs is refused, since the list asks for a warm start. The ids' values are
+ * spec_validate's business. */
+static int get_warm_start(json_t *obj, zbso_job_spec *s, zbso_err *err)
+{
+    json_t *v;
+    int rc = get_bool(obj, "warm_start", false, &s->warm_start, err);
+    if (rc < 0)
+        return rc;
+    s->n_prior_jobs = 0;
+    if ((rc = lookup(obj, "prior_jobs", false, true, &v, err)) <= 0)
+        return rc;
+    if (!json_is_array(v))
+        return type_error(err, "prior_jobs", "a list of job ids", v);
+    size_t n = json_array_size(v);
+    if (n > ZBSO_MAX_PRIOR_JOBS)
+        return err_set_field(err, ZBSO_EINVAL, "body", "prior_jobs",
+                             "prior_jobs has %zu entries, over the maximum of %d", n,
+                             ZBSO_MAX_PRIOR_JOBS);
+    for (size_t i = 0; i < n; i++) {
+        json_t *item = json_array_get(v, i);
+        char field[32];
+        snprintf(field, sizeof field, "prior_jobs[%zu]", i);
+        if (!json_is_string(item)) {
+            char got[DESCRIBE_MAX + 8];
+            describe(item, got, sizeof got);
+            return err_set_field(err, ZBSO_EINVAL, "body", "prior_jobs",
+                                 "%s must be a job id (a string), got %s", field, got);
+        }
+        size_t len = json_string_length(item);
+        if (len == 0 || len > ZBSO_ID_MAX || memchr(json_string_value(item), '\0', len))
+            return err_set_field(err, ZBSO_EINVAL, "body", "prior_jobs",
+                                 "%s must be a job id of 1 to %d bytes without NUL, got "
+                                 "\"%.40s%s\" (%zu bytes)", field, ZBSO_ID_MAX,
+                                 json_string_value(item), len > 40 ? "..." : "", len);
+        memcpy(s->prior_jobs[i], json_string_value(item), len + 1);
+    }
+    s->n_prior_jobs = n;
+    if (n > 0 && json_is_false(json_object_get(obj, "warm_start")))
+        return err_set_field(err, ZBSO_EINVAL, "body", "warm_start",
+                             "warm_start is false but prior_jobs names %zu job%s, which asks "
+                             "for a warm start: leave warm_start out or set it true", n,
+                             n == 1 ? "" : "s");
+    return 0;
+}
+
 /* The GPU facts of JobSpecFromClient: what a client measures instead of reading. */
 static const char *const gpu_facts[] = {"max_power", "number_of_gpus", "gpu_model"};
 
@@ -286,7 +349,8 @@ static int job_spec_from_json(json_t *obj, zbso_job_spec *s, zbso_err *err)
                          NULL, err)) < 0 ||
         (rc = get_int(obj, "mab_num_explorations", false, &s->mab_num_explorations,
                       err)) < 0 ||
-        (rc = get_mab_seed(obj, s, err)) < 0)
+        (rc = get_mab_seed(obj, s, err)) < 0 || (rc = get_policy(obj, s, err)) < 0 ||
+        (rc = get_warm_start(obj, s, err)) < 0)
         return rc;
     /* beta_knob: absent keeps the default (2.0), null disables early stopping. */
     if (json_object_get(obj, "beta_knob"))
@@ -475,7 +539,36 @@ static char *finish(json_t *obj, bool ok, size_t *len)
     return text;
 }
 
-struct json_t *codec_job_spec_json(const zbso_job_spec *s)
+/* Which of the spec's fields beyond Zeus (policy, warm_start, prior_jobs) an emitter
+ * writes. */
+typedef enum spec_extras {
+    EXTRAS_GIVEN,     /* the client's request: those the spec sets (policy iff has_policy) */
+    EXTRAS_NOT_ZEUS,  /* the CreatedJob answer: only those that differ from Zeus's policy */
+    EXTRAS_ALL,       /* the inspection documents: every one */
+} spec_extras;
+
+/* Adds the fields beyond Zeus to o as extras says. Returns 0 or -1 (out of memory). */
+static int put_extras(json_t *o, const zbso_job_spec *s, spec_extras extras)
+{
+    bool all = extras == EXTRAS_ALL;
+    bool policy = all || (extras == EXTRAS_GIVEN ? s->has_policy
+                                                 : s->policy != ZBSO_POLICY_ZEUS);
+    if (policy && set_str(o, "policy", spec_policy_name(s->policy)) < 0)
+        return -1;
+    if ((all || s->warm_start) && set_new(o, "warm_start", json_boolean(s->warm_start)) < 0)
+        return -1;
+    if (!all && s->n_prior_jobs == 0)
+        return 0;
+    json_t *ids = json_array();
+    if (set_new(o, "prior_jobs", ids) < 0)
+        return -1;
+    for (size_t i = 0; i < s->n_prior_jobs; i++)
+        if (json_array_append_new(ids, text_string(s->prior_jobs[i])) < 0)
+            return -1;
+    return 0;
+}
+
+static struct json_t *spec_json(const zbso_job_spec *s, spec_extras extras)
 {
     json_t *o = json_object(), *bs = json_array();
     bool ok = o && bs;
@@ -505,7 +598,7 @@ struct json_t *codec_job_spec_json(const zbso_job_spec *s)
                  s->has_mab_seed ? json_integer((json_int_t)s->mab_seed) : json_null()) == 0 &&
          set_real(o, "max_power", s->max_power) == 0 &&
          set_int(o, "number_of_gpus", s->number_of_gpus) == 0 &&
-         set_str(o, "gpu_model", s->gpu_model) == 0;
+         set_str(o, "gpu_model", s->gpu_model) == 0 && put_extras(o, s, extras) == 0;
     json_decref(bs);
     if (!ok) {
         json_decref(o);
@@ -514,9 +607,20 @@ struct json_t *codec_job_spec_json(const zbso_job_spec *s)
     return o;
 }
 
+struct json_t *codec_job_spec_json(const zbso_job_spec *s)
+{
+    return spec_json(s, EXTRAS_ALL);
+}
+
 char *codec_job_spec_dump(const zbso_job_spec *s, size_t *len)
 {
-    json_t *o = codec_job_spec_json(s);
+    json_t *o = spec_json(s, EXTRAS_GIVEN);
+    return finish(o, o != NULL, len);
+}
+
+char *codec_created_job_dump(const zbso_job_spec *s, size_t *len)
+{
+    json_t *o = spec_json(s, EXTRAS_NOT_ZEUS);
     return finish(o, o != NULL, len);
 }
 

@@ -98,6 +98,45 @@ static int check_default(const zbso_job_spec *s, const int64_t *sorted, zbso_err
                          (long long)s->default_batch_size);
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+/* The warm start's rules (spec.h, spec_validate); sorts prior_jobs into byte order. */
+static int check_warm_start(zbso_job_spec *s, zbso_err *err)
+{
+    char ids[ZBSO_MAX_PRIOR_JOBS][ZBSO_ID_MAX + 1];
+    int rc;
+    if (s->n_prior_jobs > ZBSO_MAX_PRIOR_JOBS)
+        return err_set_field(err, ZBSO_EINVAL, "body", "prior_jobs",
+                             "prior_jobs has %zu entries, over the maximum of %d",
+                             s->n_prior_jobs, ZBSO_MAX_PRIOR_JOBS);
+    for (size_t i = 0; i < s->n_prior_jobs; i++) {
+        if ((rc = check_string(s->prior_jobs[i], sizeof s->prior_jobs[i], true, "prior_jobs",
+                               err)) < 0)
+            return rc;
+        if (s->job_id[0] != '\0' && strcmp(s->prior_jobs[i], s->job_id) == 0)
+            return err_set_field(err, ZBSO_EINVAL, "body", "prior_jobs",
+                                 "prior_jobs names the job itself (%s): a job cannot be its "
+                                 "own prior", s->job_id);
+    }
+    memcpy(ids, s->prior_jobs, s->n_prior_jobs * sizeof ids[0]);
+    qsort(ids, s->n_prior_jobs, sizeof ids[0], cmp_id);
+    for (size_t i = 1; i < s->n_prior_jobs; i++)
+        if (strcmp(ids[i], ids[i - 1]) == 0)
+            return err_set_field(err, ZBSO_EINVAL, "body", "prior_jobs",
+                                 "job %s appears more than once in prior_jobs", ids[i]);
+    bool warm = s->warm_start || s->n_prior_jobs > 0;
+    if (warm && s->has_policy && s->policy != ZBSO_POLICY_SMART)
+        return err_set_field(err, ZBSO_EINVAL, "body", "policy",
+                             "a warm start (warm_start or prior_jobs) needs policy \"smart\", "
+                             "got policy \"%s\"", spec_policy_name(s->policy));
+    s->warm_start = warm;
+    memcpy(s->prior_jobs, ids, s->n_prior_jobs * sizeof ids[0]);
+    return 0;
+}
+
 /* The knob and count rules of SPEC §2 on fields other than ids and batch sizes. */
 static int check_knobs(const zbso_job_spec *s, zbso_err *err)
 {
@@ -196,10 +235,29 @@ int spec_validate(zbso_job_spec *s, zbso_err *err)
         goto out;
     if ((rc = check_string(s->gpu_model, sizeof s->gpu_model, true, "gpu_model", err)) < 0)
         goto out;
+    if (s->policy != ZBSO_POLICY_ZEUS && s->policy != ZBSO_POLICY_SMART) {
+        rc = err_set_field(err, ZBSO_EINVAL, "body", "policy",
+                           "policy must be \"zeus\" or \"smart\", got policy number %d",
+                           (int)s->policy);
+        goto out;
+    }
+    if ((rc = check_warm_start(s, err)) < 0)
+        goto out;
     memcpy(s->batch_sizes, sorted, s->n_batch_sizes * sizeof *sorted);
     rc = 0;
 out:
     return rc;
+}
+
+/* prior_jobs of two validated specs (sorted) name the same jobs. */
+static bool prior_jobs_equal(const zbso_job_spec *a, const zbso_job_spec *b)
+{
+    if (a->n_prior_jobs != b->n_prior_jobs)
+        return false;
+    for (size_t i = 0; i < a->n_prior_jobs; i++)
+        if (strcmp(a->prior_jobs[i], b->prior_jobs[i]) != 0)
+            return false;
+    return true;
 }
 
 bool spec_equal(const zbso_job_spec *a, const zbso_job_spec *b)
@@ -222,7 +280,30 @@ bool spec_equal(const zbso_job_spec *a, const zbso_job_spec *b)
            a->mab_prior_precision == b->mab_prior_precision &&
            a->mab_num_explorations == b->mab_num_explorations &&
            a->max_power == b->max_power && a->number_of_gpus == b->number_of_gpus &&
-           strcmp(a->gpu_model, b->gpu_model) == 0;
+           strcmp(a->gpu_model, b->gpu_model) == 0 && a->policy == b->policy &&
+           a->warm_start == b->warm_start && prior_jobs_equal(a, b);
+}
+
+const char *spec_policy_name(zbso_policy p)
+{
+    switch (p) {
+    case ZBSO_POLICY_ZEUS:
+        return "zeus";
+    case ZBSO_POLICY_SMART:
+        return "smart";
+    }
+    return "?";
+}
+
+int spec_policy_parse(const char *name, zbso_policy *out)
+{
+    if (strcmp(name, "zeus") == 0)
+        *out = ZBSO_POLICY_ZEUS;
+    else if (strcmp(name, "smart") == 0)
+        *out = ZBSO_POLICY_SMART;
+    else
+        return ZBSO_EINVAL;
+    return 0;
 }
 
 int trial_id_validate(const zbso_trial_id *t, zbso_err *err)

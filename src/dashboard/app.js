@@ -53,6 +53,25 @@
   /* A value as data-v: the number's shortest round-trip text, or "null". */
   const dv = (x) => (x === null || x === undefined ? 'null' : String(x));
 
+  /* A job id (any string) as text a person can compare: control characters and invisible
+   * ones (bidi controls, zero-width characters: Unicode's default-ignorable code points,
+   * as utf8_invisible in src/util/utf8.c has them for the CLI) become \uXXXX (\UXXXXXXXX
+   * above U+FFFF), so ids that differ only by them look different and none reorders the
+   * text around it. Links and data attributes keep the id itself. */
+  const HIDDEN = new RegExp('[' + [
+    '\\u{0}-\\u{1f}', '\\u{7f}-\\u{9f}', '\\u{ad}', '\\u{34f}', '\\u{61c}', '\\u{115f}-\\u{1160}',
+    '\\u{17b4}-\\u{17b5}', '\\u{180b}-\\u{180f}', '\\u{200b}-\\u{200f}', '\\u{202a}-\\u{202e}',
+    '\\u{2060}-\\u{206f}', '\\u{3164}', '\\u{fe00}-\\u{fe0f}', '\\u{feff}', '\\u{ffa0}',
+    '\\u{fff0}-\\u{fff8}', '\\u{1bca0}-\\u{1bca3}', '\\u{1d173}-\\u{1d17a}', '\\u{e0000}-\\u{e0fff}',
+  ].join('') + ']', 'gu');
+  function showId(id) {
+    return String(id).replace(HIDDEN, (c) => {
+      const cp = c.codePointAt(0);
+      return cp > 0xffff ? `\\U${cp.toString(16).padStart(8, '0')}`
+        : `\\u${cp.toString(16).padStart(4, '0')}`;
+    });
+  }
+
   /* ---- numbers and units -------------------------------------------------------- */
 
   /* x with n significant digits; whole numbers of n digits or more are grouped. */
@@ -833,8 +852,8 @@
         tr.Dispatched ? ` ${tr.Dispatched} running` : ''].join('');
       return h('tr', {data: {job: j.job_id}},
         h('th', {scope: 'row', data: {col: 'job_id'}},
-          h('a', {href: jobHref(j.job_id), text: j.job_id})),
-        cell(j.job_id_prefix, undefined, {data: {col: 'prefix'}}),
+          h('a', {href: jobHref(j.job_id), text: showId(j.job_id)})),
+        cell(showId(j.job_id_prefix), undefined, {data: {col: 'prefix'}}),
         cell(stageBadge(j.stage), undefined, {data: {col: 'stage', stage: j.stage}}),
         cell([String(tr.total), h('span', {class: 'sub', text: extra})], tr.total, {
           data: {col: 'trials'},
@@ -941,9 +960,13 @@
         : `${joules(job.min_cost)} at batch size ${job.min_cost_batch_size}`;
       return h('div', {class: 'job-head'},
         h('h1', null, h('span', {class: 'muted', text: 'job '}),
-          h('span', {id: 'job-id', text: job.job_id}), ' ', stageBadge(job.stage)),
+          h('span', {id: 'job-id', text: showId(job.job_id)}), ' ', stageBadge(job.stage)),
         facts([
-          ['prefix', job.job_id_prefix, 'job_id_prefix'],
+          ['prefix', showId(job.job_id_prefix), 'job_id_prefix'],
+          ['policy', job.spec.warm_start ? `${job.policy}, warm start` +
+            (job.spec.prior_jobs.length ? ` from ${job.spec.prior_jobs.map(showId).join(', ')}` : '') :
+            job.policy, 'policy', job.policy, 'the batch size policy that decides the ' +
+            'trials: zeus (Zeus\'s pruning and Thompson sampling) or smart (zbso\'s own)'],
           ['trials', `${tr.total} (${tr.Succeeded} succeeded, ${tr.Failed} failed, ` +
             `${tr.Dispatched} running)`, 'trials.total', tr.total],
           ['best batch size', String(job.best_batch_size), 'best_batch_size', job.best_batch_size,
@@ -1136,7 +1159,7 @@
       const head = h('div', {class: 'job-head'},
         h('h1', null, h('span', {class: 'muted', text: 'trial '}), String(t.trial_number), ' ',
           h('span', {class: `badge outcome-${o}`, text: OUTCOME_TEXT[o]})),
-        h('p', null, 'of job ', h('a', {href: jobHref(t.job_id), text: t.job_id})),
+        h('p', null, 'of job ', h('a', {href: jobHref(t.job_id), text: showId(t.job_id)})),
         facts([
           ['batch size', String(t.batch_size), 'batch_size', t.batch_size],
           ['type', t.type, 'type'],

@@ -12,7 +12,11 @@
  * head older than the header timeout is shut down (shutdown(2); libmicrohttpd then sees
  * the end of the stream and closes the connection, calling back here before it closes
  * the descriptor, so the table's descriptors are always still open while the lock is
- * held). The same check drains the server: idle connections are shut down, busy ones
+ * held). A body is timed the same way, from the head's end (the access handler's first
+ * call) to its last byte: a body not complete within the body timeout is answered 408 by
+ * the server's callback, written straight to the socket (nothing else writes to it while
+ * a body is read), and shut down; the request is then never run. The same check drains
+ * the server: idle connections are shut down, busy ones
  * finish. It also recognises a request line libmicrohttpd dropped without an answer
  * (bytes came, no line was parsed, nothing was written) so the server can answer 400.
  * The decisions are the pure functions conntrack_judge and conntrack_owes_answer. */
@@ -56,6 +60,10 @@ struct conntrack {
     atomic_uint open;             /* connections open, tracked or not */
     int hi_fd;                    /* highest descriptor ever tracked */
     int64_t header_timeout_ms;    /* <= 0: none */
+    int64_t body_timeout_ms;      /* <= 0: none */
+    ct_late_body_fn late_body;
+    void *late_body_cls;
+    log_limit slow_body_log;
     int64_t period_ms;
     log_limit slow_log;
     unsigned max_fd;
@@ -63,10 +71,14 @@ struct conntrack {
 };
 
 enum ct_verdict conntrack_judge(const ct_state *s, uint64_t rx_now, int64_t now_ms,
-                                int64_t header_timeout_ms, bool draining)
+                                int64_t header_timeout_ms, int64_t body_timeout_ms,
+                                bool draining)
 {
     if (s->shut || s->phase == CT_BUSY)
         return CT_KEEP;
+    if (s->phase == CT_BODY)
+        return body_timeout_ms > 0 && now_ms - s->since_ms >= body_timeout_ms
+                   ? CT_SHUT_SLOW_BODY : CT_KEEP;
     if (s->phase == CT_IDLE) {
         if (rx_now != s->rx_base)
             return CT_HEAD_STARTED;
@@ -82,7 +94,7 @@ enum ct_verdict conntrack_judge(const ct_state *s, uint64_t rx_now, int64_t now_
 bool conntrack_owes_answer(const ct_state *s, uint64_t rx_now, uint64_t tx_now,
                            bool stopping)
 {
-    if (stopping || s->shut || s->phase == CT_BUSY || s->line_seen)
+    if (stopping || s->shut || s->phase >= CT_BODY || s->line_seen)
         return false;
     return rx_now > s->rx_base && tx_now == s->tx_base;
 }
@@ -116,7 +128,7 @@ static int sock_counts(int fd, uint64_t *rx, uint64_t *tx)
  * event loop never waits long for the lock. Called and returns with ct->mu held. */
 static void sweep(conntrack *ct)
 {
-    unsigned slow = 0;
+    unsigned slow = 0, slow_bodies = 0;
     int64_t now = now_ms();
     for (int fd = 0; fd <= ct->hi_fd; fd++) {
         if (fd % SWEEP_CHUNK == SWEEP_CHUNK - 1) {
@@ -128,12 +140,20 @@ static void sweep(conntrack *ct)
         if (!e->open || e->st.shut || e->st.phase == CT_BUSY ||
             sock_counts(fd, &rx, NULL) != 0)
             continue;
-        switch (conntrack_judge(&e->st, rx, now, ct->header_timeout_ms, ct->draining)) {
+        switch (conntrack_judge(&e->st, rx, now, ct->header_timeout_ms, ct->body_timeout_ms,
+                                ct->draining)) {
         case CT_KEEP:
             break;
         case CT_HEAD_STARTED:
             e->st.phase = CT_HEAD;
             e->st.since_ms = now;
+            break;
+        case CT_SHUT_SLOW_BODY:
+            slow_bodies++;
+            if (ct->late_body)
+                ct->late_body(ct->late_body_cls, fd);
+            shutdown(fd, SHUT_RDWR);
+            e->st.shut = true;
             break;
         case CT_SHUT_SLOW_HEAD:
             slow++;
@@ -148,6 +168,11 @@ static void sweep(conntrack *ct)
         log_limited(&ct->slow_log, ZLOG_INFO, "closed %u connection%s whose request head was "
                     "not complete within the header timeout of %.3g s", slow,
                     slow == 1 ? "" : "s", (double)ct->header_timeout_ms / 1000.0);
+    if (slow_bodies)
+        log_limited(&ct->slow_body_log, ZLOG_INFO, "answered 408 and closed %u connection%s "
+                    "whose request body was not complete within the body timeout of %.3g s",
+                    slow_bodies, slow_bodies == 1 ? "" : "s",
+                    (double)ct->body_timeout_ms / 1000.0);
 }
 
 static void *sweeper_main(void *arg)
@@ -166,8 +191,8 @@ static void *sweeper_main(void *arg)
     return NULL;
 }
 
-int conntrack_start(unsigned max_fd, double header_timeout_s, conntrack **out,
-                    zbso_err *err)
+int conntrack_start(unsigned max_fd, double header_timeout_s, double body_timeout_s,
+                    ct_late_body_fn late_body, void *cls, conntrack **out, zbso_err *err)
 {
     *out = NULL;
     conntrack *ct = calloc(1, sizeof *ct + (size_t)max_fd * sizeof ct->tab[0]);
@@ -176,10 +201,15 @@ int conntrack_start(unsigned max_fd, double header_timeout_s, conntrack **out,
     ct->max_fd = max_fd;
     ct->hi_fd = -1;
     ct->header_timeout_ms = (int64_t)(header_timeout_s * 1000.0 + 0.5);
+    ct->body_timeout_ms = (int64_t)(body_timeout_s * 1000.0 + 0.5);
+    ct->late_body = late_body;
+    ct->late_body_cls = cls;
     ct->period_ms = SWEEP_PERIOD_MS;
-    if (ct->header_timeout_ms > 0 && ct->header_timeout_ms / 4 < ct->period_ms)
-        ct->period_ms = ct->header_timeout_ms / 4 > SWEEP_MIN_PERIOD_MS
-                            ? ct->header_timeout_ms / 4 : SWEEP_MIN_PERIOD_MS;
+    int64_t shortest = ct->header_timeout_ms;
+    if (ct->body_timeout_ms > 0 && (shortest <= 0 || ct->body_timeout_ms < shortest))
+        shortest = ct->body_timeout_ms;
+    if (shortest > 0 && shortest / 4 < ct->period_ms)
+        ct->period_ms = shortest / 4 > SWEEP_MIN_PERIOD_MS ? shortest / 4 : SWEEP_MIN_PERIOD_MS;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -263,6 +293,19 @@ void conntrack_line_parsed(conntrack *ct, ct_entry *e)
 }
 
 bool conntrack_head_done(conntrack *ct, ct_entry *e)
+{
+    if (!e)
+        return true;
+    int64_t now = now_ms();
+    pthread_mutex_lock(&ct->mu);
+    e->st.phase = CT_BODY;
+    e->st.since_ms = now;
+    bool usable = !e->st.shut;
+    pthread_mutex_unlock(&ct->mu);
+    return usable;
+}
+
+bool conntrack_body_done(conntrack *ct, ct_entry *e)
 {
     if (!e)
         return true;

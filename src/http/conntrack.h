@@ -1,7 +1,8 @@
 /* conntrack.h: private to src/http. Tracks every open client connection by file
- * descriptor: where it is in its request (idle, receiving a request head, in a request),
- * closes connections whose request head is too slow (the header timeout libmicrohttpd
- * 0.9.75 lacks) and, when the server drains, idle ones. Knows sockets, not HTTP. */
+ * descriptor: where it is in its request (idle, receiving a request head or body, in a
+ * request), closes connections whose request head or body is too slow (the header and
+ * body timeouts libmicrohttpd 0.9.75 lacks) and, when the server drains, idle ones. Knows
+ * sockets, not HTTP: what a late body is answered is the server's callback. */
 #ifndef ZBSO_HTTP_CONNTRACK_H
 #define ZBSO_HTTP_CONNTRACK_H
 
@@ -14,7 +15,8 @@
 enum ct_phase {
     CT_IDLE = 0,  /* between requests (or new): no byte of a next request seen yet */
     CT_HEAD,      /* bytes of a request head arrived; the head is not complete yet */
-    CT_BUSY,      /* the head is complete: the request is being read, run or answered */
+    CT_BODY,      /* the head is complete, the body is being read */
+    CT_BUSY,      /* the request is complete: it is being run or answered */
 };
 
 /* One connection's state, as the decisions below read it. Times are monotonic ms;
@@ -23,7 +25,8 @@ typedef struct ct_state {
     uint8_t phase;           /* enum ct_phase */
     bool line_seen;          /* the current request's line was parsed */
     bool shut;               /* zbso shut the socket down (header timeout or drain) */
-    int64_t since_ms;        /* when the phase began (CT_HEAD: when its bytes were seen) */
+    int64_t since_ms;        /* when the phase began (CT_HEAD: when its bytes were seen;
+                              * CT_BODY: when the head was complete) */
     uint64_t rx_base;        /* bytes received when the connection last became idle */
     uint64_t tx_base;        /* bytes written when the connection last became idle */
 } ct_state;
@@ -33,6 +36,7 @@ enum ct_verdict {
     CT_KEEP,           /* nothing */
     CT_HEAD_STARTED,   /* new bytes on an idle connection: a request head began */
     CT_SHUT_SLOW_HEAD, /* its head took header_timeout_ms or more: shut it down */
+    CT_SHUT_SLOW_BODY, /* its body took body_timeout_ms or more: answer 408, shut it down */
     CT_SHUT_IDLE,      /* draining, idle for a while and no new byte: shut it down */
 };
 
@@ -42,10 +46,11 @@ enum ct_verdict {
 #define CT_DRAIN_IDLE_MS 50
 
 /* The periodic check's decision for a connection in state s, whose socket has received
- * rx_now bytes in all, at now_ms. header_timeout_ms <= 0 disables the header timeout.
- * Pure. */
+ * rx_now bytes in all, at now_ms. header_timeout_ms <= 0 disables the header timeout,
+ * body_timeout_ms <= 0 the body timeout. Pure. */
 enum ct_verdict conntrack_judge(const ct_state *s, uint64_t rx_now, int64_t now_ms,
-                                int64_t header_timeout_ms, bool draining);
+                                int64_t header_timeout_ms, int64_t body_timeout_ms,
+                                bool draining);
 
 /* Whether a connection that libmicrohttpd is closing is owed an answer it never got: bytes
  * of a request arrived since it was last idle (rx_now > rx_base), no request line was
@@ -58,11 +63,18 @@ bool conntrack_owes_answer(const ct_state *s, uint64_t rx_now, uint64_t tx_now,
 typedef struct conntrack conntrack;
 typedef struct ct_entry ct_entry;
 
+/* Called by the periodic check, with the tracker's lock held, for a connection whose body
+ * is late, just before it is shut down: fd is open and nothing else writes to it then, so
+ * the callback may write an answer (a 408) to it without blocking. */
+typedef void (*ct_late_body_fn)(void *cls, int fd);
+
 /* Creates the tracker for descriptors below max_fd and starts its periodic check (every
- * second, or a quarter of the header timeout when that is shorter). header_timeout_s 0
- * disables the header timeout. Returns 0, or ZBSO_ENOMEM / ZBSO_EIO with err set. */
-int conntrack_start(unsigned max_fd, double header_timeout_s, conntrack **out,
-                    zbso_err *err);
+ * second, or a quarter of the shorter timeout when that is shorter). header_timeout_s 0
+ * disables the header timeout, body_timeout_s 0 the body timeout; late_body (may be NULL)
+ * is called for each connection closed by the body timeout. Returns 0, or ZBSO_ENOMEM /
+ * ZBSO_EIO with err set. */
+int conntrack_start(unsigned max_fd, double header_timeout_s, double body_timeout_s,
+                    ct_late_body_fn late_body, void *cls, conntrack **out, zbso_err *err);
 
 /* Stops the periodic check and frees the tracker. Call after libmicrohttpd has stopped.
  * NULL is a no-op. */
@@ -80,10 +92,16 @@ bool conntrack_closed(conntrack *ct, ct_entry *e, int fd);
 /* The current request's line was parsed. */
 void conntrack_line_parsed(conntrack *ct, ct_entry *e);
 
-/* The current request's head is complete (the handler got it). Returns false when the
- * connection was already shut down (a drain or the header timeout got there first): the
- * request must then not be run, since its answer could not be sent. */
+/* The current request's head is complete (the handler got it); its body is read next.
+ * Returns false when the connection was already shut down (a drain or the header timeout
+ * got there first): the request must then not be run, since its answer could not be
+ * sent. */
 bool conntrack_head_done(conntrack *ct, ct_entry *e);
+
+/* The current request's body is complete (or its answer is queued without it). Returns
+ * false when the body timeout shut the connection down first: the request must then not
+ * be run (it was answered 408). */
+bool conntrack_body_done(conntrack *ct, ct_entry *e);
 
 /* The current request ended (answered, or aborted); the connection is idle again. */
 void conntrack_request_done(conntrack *ct, ct_entry *e, int fd);

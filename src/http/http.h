@@ -33,12 +33,19 @@ typedef struct http_config {
     double idle_timeout_s;    /* an idle connection is closed after this; 0: never */
     double header_timeout_s;  /* a request head must be complete this long after its first
                                  byte, else the connection is closed; 0: no limit */
+    double body_timeout_s;    /* a request body must be complete this long after its head,
+                                 else it is answered 408 and closed; 0: no limit */
+    size_t body_memory_bytes; /* bytes of request bodies held at once (all connections);
+                                 a body that would pass it gets 503; 0: HTTP_BODY_MEMORY */
     unsigned workers;         /* threads running service calls; 0: HTTP_DEFAULT_WORKERS */
     const char *version;      /* the build's version, for /metrics' zbso_build_info */
     bool metrics_per_job;     /* /metrics has per-job series (--metrics-per-job) */
 } http_config;
 
 #define HTTP_DEFAULT_WORKERS 64u
+/* The default cap on the bytes of request bodies held at once: 32 MiB, 32 bodies of the
+ * largest size accepted or some 100,000 reports (their buffers take at most twice that). */
+#define HTTP_BODY_MEMORY ((size_t)32 << 20)
 
 typedef struct http_server http_server;
 

@@ -27,6 +27,8 @@ typedef struct http_reply {
                                       * reply is queued), for routes with path parameters */
     const char *content_type;        /* NULL: application/json */
     const char *const *headers;      /* NULL, or name, value, ..., NULL: more headers */
+    bool authorized;                 /* the request carried the API or the read token
+                                      * (never when the server has none) */
     char warning[512];               /* POST /jobs: X-Zbso-Warning's value (printable) */
     const char *warning_headers[3];  /* headers pointing at it */
 } http_reply;
@@ -97,6 +99,13 @@ const http_route *http_route_find(const char *method, const char *path, const ch
  * Pure, for the fuzz target fuzz/fuzz_http_request.c. */
 int http_query_job_id(const char *v, size_t len, char *job_id, zbso_err *err);
 
+/* Checks a request target as it came on the request line (percent-escapes not yet
+ * decoded; the path ends at '?'): its decoded path must hold no NUL (%00) and be
+ * well-formed UTF-8, since libmicrohttpd hands the path on as a C string (GET /%00 would
+ * be GET /, DELETE /jobs%00x DELETE /jobs). Returns 0, or ZBSO_EINVAL saying which byte
+ * is wrong (ZBSO_ENOMEM when out of memory). Pure, for fuzz/fuzz_http_request.c. */
+int http_path_check(const char *target, zbso_err *err);
+
 /* Reads an Idempotency-Key header value v (NULL when absent) into key (SVC_KEY_MAX + 1
  * bytes): an RFC 8941 sf-string as IETF draft-ietf-httpapi-idempotency-key-header has it,
  * e.g. "8e03978e-40d5". Returns 0 with the unescaped key ("" when absent), or
@@ -139,6 +148,13 @@ bool http_scope_allows(http_scope scope, http_token_class cls);
 const char *http_token_class_name(http_token_class cls);
 
 unsigned http_status_of(int code);
+
+/* The class of a store failure, from its message (store_health's): "disk_full",
+ * "read_only", "locked", "io_error", "database_gone" (its file deleted or replaced),
+ * "unreachable" (a database server that cannot be reached) or "storage_error". For
+ * GET /healthz, which tells a caller without the token only this, never the message with
+ * its path, URL or host. Pure. */
+const char *http_health_reason(const char *msg);
 
 /* Turns r->err (with code) into an error reply: status from the table, 422 in FastAPI's
  * detail shape, others {"message"}. Fills a missing message from zbso_strerror. */

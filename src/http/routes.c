@@ -58,6 +58,50 @@ int http_query_job_id(const char *v, size_t len, char *job_id, zbso_err *err)
     return 0;
 }
 
+/* The value of hex digit c, or -1. */
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int http_path_check(const char *target, zbso_err *err)
+{
+    size_t n = strcspn(target, "?");
+    unsigned char *path = calloc(n + 1, 1);
+    size_t len = 0;
+    int rc = 0;
+    if (!path)
+        return err_set(err, ZBSO_ENOMEM, "out of memory reading the request's path");
+    /* Decoded as libmicrohttpd decodes it: %XX with two hex digits, anything else as is. */
+    for (size_t i = 0; i < n; i++) {
+        if (target[i] == '%' && i + 2 < n && hex_value(target[i + 1]) >= 0 &&
+            hex_value(target[i + 2]) >= 0) {
+            path[len++] = (unsigned char)(hex_value(target[i + 1]) * 16 +
+                                          hex_value(target[i + 2]));
+            i += 2;
+        } else {
+            path[len++] = (unsigned char)target[i];
+        }
+    }
+    const unsigned char *nul = memchr(path, '\0', len);
+    size_t bad = utf8_bad_at(path, len);
+    if (nul)
+        rc = err_set(err, ZBSO_EINVAL, "the path holds a NUL character (%%00) at byte %zu "
+                     "of its decoded form; no path or job id can hold NUL",
+                     (size_t)(nul - path));
+    else if (bad < len)
+        rc = err_set(err, ZBSO_EINVAL, "the path is not valid UTF-8: byte 0x%02x at %zu of "
+                     "its decoded form", path[bad], bad);
+    free(path);
+    return rc;
+}
+
 int http_idempotency_key(const char *v, char *key, zbso_err *err)
 {
     size_t n = 0;
@@ -161,7 +205,7 @@ static void jobs_post(const http_ctx *ctx, struct MHD_Connection *c, const char 
     if (created && spec.job_id[0] == '\0')
         warn_if_similar(ctx, &stored, r);
     size_t n = 0;
-    char *text = codec_job_spec_dump(&stored, &n);
+    char *text = codec_created_job_dump(&stored, &n);
     reply_json(r, created ? 201 : 200, text, n);
 }
 
@@ -304,11 +348,55 @@ static void profiles_get(const http_ctx *ctx, struct MHD_Connection *c, const ch
     free(p);
 }
 
-/* 200 only while the store can take writes (store_health); else 503 naming the cause. */
+const char *http_health_reason(const char *msg)
+{
+    static const struct {
+        const char *reason, *words[4];
+    } classes[] = {
+        {"disk_full", {"disk is full", "is full", "No space left", NULL}},
+        {"read_only", {"read-only", "cannot be written", "read only", NULL}},
+        {"locked", {"locked", NULL}},
+        {"io_error", {"I/O error", "Input/output error", NULL}},
+        {"database_gone", {"was deleted", "was moved away", "replaced by another file",
+                           NULL}},
+        {"unreachable", {"cannot connect", "connection", "Lost connection", NULL}},
+    };
+    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
+        for (const char *const *w = classes[i].words; *w; w++)
+            if (strstr(msg, *w))
+                return classes[i].reason;
+    return "storage_error";
+}
+
+/* 200 only while the store can take writes (store_health); else 503 (500 for a failure
+ * that is not a storage fault) with {"status":"unavailable","reason":CLASS}. The cause's
+ * message names the database's file, URL or host: it goes to the log (the request log's
+ * ERROR line of every 5xx) and, as "message", to a caller with the API token only. */
 static void healthz_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
                         size_t len, http_reply *r)
 {
-    reply_static_or_error(r, store_health(ctx->st, &r->err), "{\"status\":\"ok\"}");
+    int rc = store_health(ctx->st, &r->err);
+    if (rc == 0) {
+        http_reply_static(r, 200, "{\"status\":\"ok\"}");
+        return;
+    }
+    r->err.code = rc;
+    char head[96];
+    int n = snprintf(head, sizeof head, "{\"status\":\"unavailable\",\"reason\":\"%s\"",
+                     http_health_reason(r->err.msg));
+    size_t msg_len = 0;
+    /* codec_error_dump escapes the message: its {"message":...} joins the object. */
+    char *msg = r->authorized ? codec_error_dump(&r->err, false, &msg_len) : NULL;
+    size_t total = (size_t)n + (msg ? msg_len : 1) + 1;
+    char *text = malloc(total + 1);
+    if (text) {
+        if (msg)
+            snprintf(text, total + 1, "%s,%s", head, msg + 1);
+        else
+            snprintf(text, total + 1, "%s}", head);
+    }
+    free(msg);
+    reply_json(r, http_status_of(rc), text, text ? strlen(text) : 0);
 }
 
 /* ---- inspection (SPEC §5): GET /jobs, /jobs/{job_id}, .../trials, .../trials/{n} ---- */

@@ -63,6 +63,11 @@ static const char BAD_LINE_ANSWER[] =
     "\r\n"
     "{\"message\":\"malformed request line: expected METHOD SP request-target SP HTTP/1.x\"}";
 
+/* The 408 written to a connection whose body the body timeout cut off (conntrack's
+ * periodic check writes it; "%g" is the timeout). */
+#define LATE_BODY_JSON "{\"message\":\"the request body was not complete within the body " \
+                       "timeout of %g s\"}"
+
 /* One rate limit per libmicrohttpd message format. */
 typedef struct mhd_log_kind {
     _Atomic(const char *) fmt;
@@ -79,13 +84,17 @@ struct http_server {
     http_tokens tokens;          /* the same, for auth.c */
     bool auth;                   /* any token is configured: routes need theirs */
     size_t max_body;
+    size_t body_memory_max;      /* bytes of request bodies held at once, at most */
+    atomic_size_t body_memory;   /* bytes of request bodies held now (received, not freed) */
+    char late_body_answer[384];  /* the 408 for a body the body timeout cut off */
+    size_t late_body_len;
     unsigned capacity;           /* connections open at once */
     unsigned per_ip_limit;
     int port;
     atomic_bool draining;        /* answers carry "Connection: close" */
     atomic_bool starting;        /* while true, MHD's log lines are kept for the error */
     char start_error[256];
-    log_limit refused_log, bad_line_log, other_mhd_log;
+    log_limit refused_log, bad_line_log, other_mhd_log, body_memory_log;
     mhd_log_kind mhd_kinds[MHD_LOG_KINDS];
 };
 
@@ -102,6 +111,8 @@ typedef struct req_state {
     bool close_after;            /* answer at once and close: the framing is not to trust */
     bool queued;                 /* a response is queued: ignore further calls */
     bool dispatched;             /* handed to a worker */
+    bool body_done;              /* the tracker was told the body is complete */
+    size_t body_charged;         /* bytes of body counted in srv->body_memory */
     atomic_bool ready;           /* the worker filled reply */
     http_reply reply;
     zbso_buf body;               /* accumulated request body, at most max_body bytes */
@@ -218,8 +229,10 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     *socket_context = NULL;
 }
 
-/* MHD_OPTION_URI_LOG_CALLBACK: called once the request line is parsed, before its query
- * arguments are. Allocates the request's state. libmicrohttpd 0.9.75 stores every query
+/* MHD_OPTION_URI_LOG_CALLBACK: called once the request line is parsed, before its path and
+ * query arguments are decoded. Allocates the request's state. A path that decodes to a
+ * NUL or to bytes that are not UTF-8 is settled as 400 here (http_path_check): decoded, it
+ * would reach the route table cut short at the NUL. libmicrohttpd 0.9.75 stores every query
  * argument in the connection's fixed memory and, when that runs out, drops the connection
  * without an answer; so more than MAX_QUERY_ARGS arguments are cut off here (the query
  * text is ended after its '?', in libmicrohttpd's own buffer, which this callback may
@@ -229,6 +242,16 @@ static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *
     http_server *srv = cls;
     conntrack_line_parsed(srv->ct, conn_entry(c));
     req_state *rs = calloc(1, sizeof *rs);
+    if (rs) {
+        int rc = http_path_check(uri, &rs->reply.err);
+        if (rc == ZBSO_EINVAL) {
+            http_reply_status(&rs->reply, 400);
+            rs->decided = true;
+        } else if (rc < 0) {
+            http_reply_error(&rs->reply, rc);
+            rs->decided = true;
+        }
+    }
     char *q = strchr(uri, '?');
     if (!q || !q[1])
         return rs;
@@ -239,6 +262,7 @@ static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *
         return rs;
     q[1] = '\0';
     if (rs) {
+        err_clear(&rs->reply.err);
         err_set(&rs->reply.err, ZBSO_EINVAL, "the query string has %u arguments; at most %u "
                 "are accepted", args, MAX_QUERY_ARGS);
         http_reply_status(&rs->reply, 414);
@@ -364,7 +388,15 @@ static void request_begin(const http_server *srv, struct MHD_Connection *c, cons
         rc = check_auth(srv, c, &rs->token_class, &r->err);
         if (rc == 0 && rs->route && !http_scope_allows(rs->route->scope, rs->token_class))
             rc = forbidden(rs->route, rs->token_class, &r->err);
+    } else if (srv->auth) {
+        /* A public route is served either way; whether a token came decides only how much
+         * it says (GET /healthz's cause, for the operators' tokens). */
+        zbso_err ignored;
+        err_clear(&ignored);
+        if (check_auth(srv, c, &rs->token_class, &ignored) < 0)
+            rs->token_class = HTTP_TOKEN_NONE;
     }
+    r->authorized = rs->token_class == HTTP_TOKEN_API || rs->token_class == HTTP_TOKEN_READ;
     if (rc == 0 && !rs->route && allow) {
         rc = err_set(&r->err, ZBSO_EMETHOD,
                      "method %.16s is not allowed on %.200s (allowed: %s)", method, url, allow);
@@ -402,12 +434,54 @@ static void reply_too_big(const http_server *srv, req_state *rs, size_t declared
     rs->decided = true;
 }
 
-/* Appends a chunk of body. Past max_body the body is dropped and the reply becomes 413;
- * the rest of the body is still read so the connection can be kept alive. */
-static void body_append(const http_server *srv, req_state *rs, const char *data, size_t n)
+/* conntrack's callback for a connection whose body the body timeout cut off: writes the
+ * 408 (the socket is open, and nothing else writes to it while a body is read). */
+static void answer_late_body(void *cls, int fd)
 {
+    http_server *srv = cls;
+    (void)!send(fd, srv->late_body_answer, srv->late_body_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* Gives back the bytes rs's body counted in the server's body memory. */
+static void body_release(http_server *srv, req_state *rs)
+{
+    if (rs->body_charged) {
+        atomic_fetch_sub(&srv->body_memory, rs->body_charged);
+        rs->body_charged = 0;
+    }
+}
+
+/* Settles a 503 for a body the cap on body memory refuses (held bytes are held by the
+ * bodies being received); the connection closes after the answer. */
+static void reply_body_memory(http_server *srv, req_state *rs, size_t held)
+{
+    err_set(&rs->reply.err, ZBSO_EUNAVAIL, "the server is receiving %zu bytes of request "
+            "bodies, its limit of %zu allows no more now; try again", held,
+            srv->body_memory_max);
+    http_reply_error(&rs->reply, ZBSO_EUNAVAIL);
+    rs->decided = rs->close_after = true;
+    log_limited(&srv->body_memory_log, ZLOG_WARN, "answered 503 to a request body: %zu bytes "
+                "of request bodies are held, the limit is %zu", held, srv->body_memory_max);
+}
+
+/* Appends a chunk of body. Past max_body the body is dropped and the reply becomes 413;
+ * the rest of the body is still read so the connection can be kept alive. Every byte is
+ * counted in the server's body memory first: past its cap the body is dropped and the
+ * reply becomes 503, and the connection closes after it. */
+static void body_append(http_server *srv, req_state *rs, const char *data, size_t n)
+{
+    size_t held = atomic_fetch_add(&srv->body_memory, n) + n;
+    rs->body_charged += n;
+    if (held > srv->body_memory_max) {
+        body_release(srv, rs);
+        buf_free(&rs->body);
+        reply_body_memory(srv, rs, held - n);
+        return;
+    }
     size_t want = buf_len(&rs->body) + n;
     int rc = buf_addn(&rs->body, data, n);
+    if (rc < 0)
+        body_release(srv, rs);  /* buf_addn freed the body */
     if (rc == ZBSO_ETOOBIG) {
         reply_too_big(srv, rs, 0);
     } else if (rc < 0) {
@@ -484,6 +558,11 @@ static enum MHD_Result queue_reply(http_server *srv, struct MHD_Connection *c,
 {
     http_reply *r = &rs->reply;
     enum MHD_Result ret = MHD_NO;
+    if (!rs->body_done) {
+        /* Answered without (the rest of) its body: the body timeout no longer applies. */
+        rs->body_done = true;
+        conntrack_body_done(srv->ct, conn_entry(c));
+    }
     struct MHD_Response *resp = MHD_create_response_from_buffer(
         r->len, r->body, r->body_static ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
     if (!resp)
@@ -502,9 +581,17 @@ static enum MHD_Result queue_reply(http_server *srv, struct MHD_Connection *c,
         ((rs->close_after || atomic_load(&srv->draining)) &&
          MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES))
         goto out;
-    for (const char *const *h = r->headers; h && h[0]; h += 2)
+    bool cache_set = false;
+    for (const char *const *h = r->headers; h && h[0]; h += 2) {
+        cache_set |= strcasecmp(h[0], MHD_HTTP_HEADER_CACHE_CONTROL) == 0;
         if (MHD_add_response_header(resp, h[0], h[1]) != MHD_YES)
             goto out;
+    }
+    /* Answers hold job data (or say what is wrong with a request): no cache, shared or
+     * the browser's, may keep them. The dashboard's files set their own. */
+    if (!cache_set &&
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store") != MHD_YES)
+        goto out;
     if (r->job_revision > 0) {
         char v[24];
         snprintf(v, sizeof v, "%lld", (long long)r->job_revision);
@@ -571,6 +658,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 reply_too_big(srv, rs, declared);
             return queue_reply(srv, c, method, url, rs);
         }
+        /* A body that would take the bodies being received past their cap is refused at
+         * once (a chunked one counts as it comes, in body_append). */
+        size_t held = atomic_load(&srv->body_memory);
+        if (!rs->decided && declared > 0 && held + declared > srv->body_memory_max) {
+            reply_body_memory(srv, rs, held);
+            return queue_reply(srv, c, method, url, rs);
+        }
         return MHD_YES;
     }
     if (*upload_data_size) {
@@ -581,6 +675,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (rs->queued)
         return MHD_YES;
+    if (!rs->body_done) {
+        rs->body_done = true;
+        if (!conntrack_body_done(srv->ct, conn_entry(c)))
+            return MHD_NO;  /* the body timeout answered 408 first */
+    }
     if (!rs->decided && !rs->dispatched) {
         rs->dispatched = true;
         rs->srv = srv;
@@ -610,6 +709,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         return;
     if (!rs->reply.body_static)
         free(rs->reply.body);
+    body_release(srv, rs);
     buf_free(&rs->body);
     free(rs);
     *con_cls = NULL;
@@ -688,6 +788,19 @@ int http_server_start(const http_config *cfg, store *st, const svc_env *env,
     srv->ctx.st = st;
     srv->ctx.env = env;
     srv->max_body = cfg->max_body_bytes ? cfg->max_body_bytes : DEFAULT_MAX_BODY;
+    srv->body_memory_max = cfg->body_memory_bytes ? cfg->body_memory_bytes : HTTP_BODY_MEMORY;
+    char late_json[160];
+    int late_json_len = snprintf(late_json, sizeof late_json, LATE_BODY_JSON,
+                                 cfg->body_timeout_s);
+    int late_len = snprintf(srv->late_body_answer, sizeof srv->late_body_answer,
+                            "HTTP/1.1 408 Request Timeout\r\n"
+                            "Content-Type: application/json\r\n"
+                            "Cache-Control: no-store\r\n"
+                            "Content-Length: %d\r\n"
+                            "Connection: close\r\n"
+                            "\r\n%s", late_json_len, late_json);
+    srv->late_body_len = late_len > 0 && (size_t)late_len < sizeof srv->late_body_answer
+                             ? (size_t)late_len : 0;
     srv->per_ip_limit = cfg->per_ip_limit;
     unsigned nofile = fd_limit();
     srv->capacity = cfg->connection_limit;
@@ -711,7 +824,8 @@ int http_server_start(const http_config *cfg, store *st, const svc_env *env,
     if ((rc = http_metrics_new(http_route_at(0), http_route_count(), cfg->version,
                                cfg->metrics_per_job, &srv->ctx.metrics, err)) < 0)
         goto out;
-    if ((rc = conntrack_start(nofile, cfg->header_timeout_s, &srv->ct, err)) < 0 ||
+    if ((rc = conntrack_start(nofile, cfg->header_timeout_s, cfg->body_timeout_s,
+                              answer_late_body, srv, &srv->ct, err)) < 0 ||
         (rc = http_workers_start(cfg->workers ? cfg->workers : HTTP_DEFAULT_WORKERS,
                                  WORKER_NICE, "zbso-worker", &srv->workers, err)) < 0 ||
         (rc = http_workers_start(BACKGROUND_WORKERS, BACKGROUND_NICE, "zbso-background",
@@ -748,9 +862,11 @@ int http_server_start(const http_config *cfg, store *st, const svc_env *env,
     else
         snprintf(per_ip, sizeof per_ip, "no limit per client address");
     log_info("accepting up to %u connections (file descriptor limit %u, %u kept for the "
-             "database and logs), %s; idle timeout %g s, header timeout %g s, %u workers",
+             "database and logs), %s; idle timeout %g s, header timeout %g s, body timeout "
+             "%g s, request bodies held at once at most %zu bytes, %u workers",
              srv->capacity, nofile, nofile > srv->capacity ? nofile - srv->capacity : 0,
-             per_ip, cfg->idle_timeout_s, cfg->header_timeout_s,
+             per_ip, cfg->idle_timeout_s, cfg->header_timeout_s, cfg->body_timeout_s,
+             srv->body_memory_max,
              cfg->workers ? cfg->workers : HTTP_DEFAULT_WORKERS);
     *out = srv;
     srv = NULL;

@@ -14,6 +14,7 @@
 
 #include "codec/codec.h"
 #include "core/optimizer.h"
+#include "core/spec.h"
 #include "util/mem.h"
 #include "util/utf8.h"
 
@@ -263,6 +264,7 @@ static bool put_summary(json_t *o, const zbso_job *job, const job_figures *f)
     return put(o, "job_id", json_string(job->spec.job_id)) &&
            put(o, "job_id_prefix", json_string(job->spec.job_id_prefix)) &&
            put(o, "stage", json_string(zbso_stage_name(job->stage))) &&
+           put(o, "policy", json_string(spec_policy_name(job->spec.policy))) &&
            put(o, "created_at", json_real(job->created_at)) &&
            put(o, "updated_at", json_real(job->updated_at)) &&
            put(o, "trials", trial_totals_json(f)) &&

@@ -49,7 +49,7 @@ static int system_entropy(void *ctx, uint32_t *words, size_t n)
 
 svc_env svc_env_system(double trial_timeout_s)
 {
-    svc_env env = {system_now, system_entropy, NULL, trial_timeout_s, NULL};
+    svc_env env = {system_now, system_entropy, NULL, trial_timeout_s, NULL, ZBSO_POLICY_ZEUS};
     return env;
 }
 
@@ -178,7 +178,12 @@ static int generate_id(const svc_env *env, const char *prefix, char *job_id, zbs
  * identical (nothing is written), 409 when it differs. */
 static int answer_existing(register_work *w, const zbso_job *existing, zbso_err *err)
 {
-    if (!spec_equal(&existing->spec, w->spec))
+    zbso_job_spec asked = *w->spec;
+    if (!asked.has_policy) {
+        asked.policy = existing->spec.policy;
+        asked.has_policy = true;
+    }
+    if (!spec_equal(&existing->spec, &asked))
         return err_set(err, ZBSO_ECONFLICT,
                        "Job %s is already registered with a different configuration; "
                        "register it under a new job_id or delete it first",
@@ -233,6 +238,18 @@ static int register_fn(store_txn *t, void *arg, zbso_err *err)
         err_clear(err);
     }
 
+    if (!job.spec.has_policy) {
+        job.spec.policy = w->env->default_policy;
+        job.spec.has_policy = true;
+        if (job.spec.warm_start && job.spec.policy != ZBSO_POLICY_SMART) {
+            rc = err_set_field(err, ZBSO_EINVAL, "body", "warm_start",
+                               "a warm start (warm_start or prior_jobs) needs policy "
+                               "\"smart\", and this server's default policy is \"%s\": "
+                               "add \"policy\": \"smart\" to the job spec",
+                               spec_policy_name(job.spec.policy));
+            goto out;
+        }
+    }
     job.stage = ZBSO_STAGE_PRUNING;
     job.exp_default_batch_size = job.spec.default_batch_size;
     job.has_min_cost = false;

@@ -44,6 +44,9 @@ typedef struct svc_env {
     double trial_timeout_s;
     /* NULL, or where the service counts what it did (the server's /metrics). */
     svc_stats *stats;
+    /* The policy of a new job whose spec does not name one (has_policy false): `zbso
+     * serve --policy`, ZBSO_POLICY. Zero (ZBSO_POLICY_ZEUS) unless set. */
+    zbso_policy default_policy;
 } svc_env;
 
 /* The real clock (CLOCK_REALTIME) and entropy (getrandom) for servers and tools. */
@@ -61,7 +64,12 @@ svc_env svc_env_system(double trial_timeout_s);
 /* POST /jobs. spec has been validated (spec_validate) and may have an empty job_id, then
  * one "<prefix>-<8 hex>" is generated. On success *out is the stored spec and *created is
  * true for a new job (201), false for an identical re-registration (200).
- * ZBSO_ECONFLICT: same id, different spec. */
+ * The policy (SPEC §2): a new job without one (has_policy false) gets
+ * env->default_policy, and the stored spec holds the resolved policy (has_policy true);
+ * a re-registration without one takes the stored job's, so it matches whatever the
+ * server's default was or is, and differs only in what it names. ZBSO_EINVAL at
+ * body.warm_start: a new job asks for a warm start and resolves to the zeus policy.
+ * ZBSO_ECONFLICT: same id, different spec (policy, warm_start and prior_jobs included). */
 int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
                      zbso_job_spec *out, bool *created, int64_t *job_revision, zbso_err *err);
 

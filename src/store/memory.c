@@ -534,8 +534,8 @@ static int trial_lookup(mem_store *st, const char *id, int64_t n, mem_job **jo, 
 static int m_trial_get(store_txn *t, const char *id, int64_t n, zbso_trial *out,
                        zbso_err *err)
 {
-    mem_job *j;
-    size_t i;
+    mem_job *j = NULL;   /* set when rc is 0; gcc -O3 cannot tell (maybe-uninitialized) */
+    size_t i = 0;
     int rc = trial_lookup(txn_store(t), id, n, &j, &i, err);
     if (rc == 0)
         *out = j->trials[i];
@@ -570,8 +570,8 @@ static int m_trial_update(store_txn *t, const char *id, const zbso_trial *trial,
                           zbso_err *err)
 {
     mem_store *st = txn_store(t);
-    mem_job *j;
-    size_t i;
+    mem_job *j = NULL;   /* as in m_trial_get */
+    size_t i = 0;
     int rc = trial_lookup(st, id, trial->trial_number, &j, &i, err);
     if (rc == 0)
         rc = trial_replace(st, j, i, trial, err);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/spec.h"
 #include "store/myInt.h"
 #include "util/log.h"
 
@@ -127,7 +128,34 @@ static const char *const schema_v2[] = {
     NULL,
 };
 
-const char *const *const my_schema_steps[MY_LATEST] = {schema_v1, schema_v2};
+/* The policy step (issue 21): each job's batch size policy as its name, "zeus" for every
+ * job of an older version (the only policy there was); whether it asked for a warm start;
+ * its prior jobs as store_prior_format's text ("" for none; ids are bytes, as job_id).
+ * One ALTER TABLE; MySQL has no ADD COLUMN IF NOT EXISTS (MariaDB has), so the step runs
+ * it only while jobs has no policy column, which lets it run again after a crash before
+ * the version was written. V_POLICY is its version, the one number to change should the
+ * step move. */
+#define V_POLICY 3
+#define V_TEXT_(v) #v
+#define V_TEXT(v) V_TEXT_(v)
+#define PRIOR_JOBS_BYTES 4808
+_Static_assert(PRIOR_JOBS_BYTES == STORE_PRIOR_TEXT_MAX - 1, "jobs.prior_jobs fits the text");
+static const char *const schema_policy[] = {
+    "SET @zbso_step = IF((SELECT COUNT(*) FROM information_schema.columns"
+    " WHERE table_schema = DATABASE() AND table_name = 'jobs' AND column_name = 'policy')"
+    " = 0, 'ALTER TABLE jobs ADD COLUMN policy VARCHAR(16) NOT NULL DEFAULT ''zeus'','"
+    " ' ADD COLUMN warm_start BOOLEAN NOT NULL DEFAULT 0,'"
+    " ' ADD COLUMN prior_jobs VARBINARY(" V_TEXT(PRIOR_JOBS_BYTES) ") NOT NULL DEFAULT ''''',"
+    " 'DO 0');",
+    "PREPARE zbso_step FROM @zbso_step;",
+    "EXECUTE zbso_step;",
+    "DEALLOCATE PREPARE zbso_step;",
+    "UPDATE zbso_schema SET version = " V_TEXT(V_POLICY) ";",
+    NULL,
+};
+
+const char *const *const my_schema_steps[MY_LATEST] = {schema_v1, schema_v2,
+                                                        [V_POLICY - 1] = schema_policy};
 
 /* The tables of the newest schema: any other table makes a database foreign. */
 #define MY_TABLES "'zbso_schema', 'jobs', 'trials', 'arms', 'reports', 'power_profiles'"
@@ -138,9 +166,11 @@ const char *const *const my_schema_steps[MY_LATEST] = {schema_v1, schema_v2};
     "target_metric, higher_is_better_metric, max_epochs, num_pruning_rounds, window_size, " \
     "mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, max_power, "     \
     "number_of_gpus, gpu_model, stage, exp_default_batch_size, min_cost, "                 \
-    "min_cost_batch_size, rng_state, num_trials, created_at, version, updated_at"
-#define N_JOB_COLS 27
-#define Q27 "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+    "min_cost_batch_size, rng_state, num_trials, created_at, version, updated_at, policy, " \
+    "warm_start, prior_jobs"
+#define N_JOB_COLS 30
+#define Q10 "?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+#define Q30 Q10 ", " Q10 ", " Q10
 #define TRIAL_COLS                                                                        \
     "trial_number, batch_size, type, status, start_time, end_time, lease_renewed_at, "     \
     "time, energy, metric, epochs, converged"
@@ -166,7 +196,7 @@ const char *const *const my_schema_steps[MY_LATEST] = {schema_v1, schema_v2};
 const my_stmt_sql my_stmts[MS_COUNT] = {
     [MS_JOB_GET] = {"SELECT " JOB_COLS " FROM jobs WHERE job_id = ?", 1},
     [MS_JOB_GET_LOCK] = {"SELECT " JOB_COLS " FROM jobs WHERE job_id = ? FOR UPDATE", 1},
-    [MS_JOB_INSERT] = {"INSERT INTO jobs (" JOB_COLS ") VALUES (" Q27 ")", N_JOB_COLS},
+    [MS_JOB_INSERT] = {"INSERT INTO jobs (" JOB_COLS ") VALUES (" Q30 ")", N_JOB_COLS},
     [MS_JOB_UPDATE] = {"UPDATE jobs SET stage = ?, exp_default_batch_size = ?, min_cost = ?,"
                        " min_cost_batch_size = ?, rng_state = ?, num_trials = ?, version = ?,"
                        " updated_at = ? WHERE job_id = ?", 9},
@@ -291,9 +321,10 @@ static my_txn *txn_of(store_txn *t)
 
 /* ---- jobs ---- */
 
-/* Fills v with the job's columns in JOB_COLS order; bs and rng hold the batch_sizes text
- * and the rng text. */
-static void job_values(my_value *v, const zbso_job *job, char *bs, size_t bs_cap, char rng[96])
+/* Fills v with the job's columns in JOB_COLS order; bs, rng and prior hold the batch_sizes
+ * text, the rng text and store_prior_format's text. */
+static void job_values(my_value *v, const zbso_job *job, char *bs, size_t bs_cap, char rng[96],
+                       char prior[STORE_PRIOR_TEXT_MAX])
 {
     const zbso_job_spec *sp = &job->spec;
     size_t len = 0;
@@ -331,6 +362,10 @@ static void job_values(my_value *v, const zbso_job *job, char *bs, size_t bs_cap
     v[24] = v_f64(job->created_at);
     v[25] = my_i64(job->revision);
     v[26] = v_f64(job->updated_at);
+    v[27] = my_text(spec_policy_name(sp->policy));
+    v[28] = v_bool(sp->warm_start);
+    store_prior_format(sp, prior);
+    v[29] = my_text(prior);
 }
 
 /* Reads row `row` of a jobs result (JOB_COLS order). Returns 0, or ZBSO_ESTORE when
@@ -388,7 +423,11 @@ static int r_job(const my_rows *r, size_t row, zbso_job *job, zbso_err *err)
     job->created_at = c_f64(r, row, 24);
     job->revision = c_i64(r, row, 25);
     job->updated_at = c_f64(r, row, 26);
-    return 0;
+    char policy[16], prior[STORE_PRIOR_TEXT_MAX];
+    if ((rc = c_text(r, row, 27, policy, sizeof policy, "policy", err)) < 0 ||
+        (rc = c_text(r, row, 29, prior, sizeof prior, "prior_jobs", err)) < 0)
+        return rc;
+    return store_extras_read(policy, c_i64(r, row, 28) != 0, prior, sp, err);
 }
 
 /* Loads a job; with for_update, SELECT ... FOR UPDATE: the row stays locked until the
@@ -423,8 +462,8 @@ static int q_job_insert(store_txn *tb, const zbso_job *job, zbso_err *err)
     my_txn *t = txn_of(tb);
     my_value v[N_JOB_COLS];
     my_rows *r = NULL;
-    char bs[ZBSO_MAX_BATCH_SIZES * 21 + 3], rng[96];
-    job_values(v, job, bs, sizeof bs, rng);
+    char bs[ZBSO_MAX_BATCH_SIZES * 21 + 3], rng[96], prior[STORE_PRIOR_TEXT_MAX];
+    job_values(v, job, bs, sizeof bs, rng, prior);
     int rc = my_run(t, MS_JOB_INSERT, v, &r, "job_insert", job->spec.job_id, err);
     my_rows_free(r);
     if (rc == ZBSO_ECONFLICT) {

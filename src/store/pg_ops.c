@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/spec.h"
 #include "store/pgInt.h"
 #include "util/log.h"
 
@@ -138,16 +139,34 @@ static const char *const schema_v5[] = {
     NULL,
 };
 
+/* The policy step (issue 21): each job's batch size policy as its name, "zeus" for every
+ * job of an older version (the only policy there was); whether it asked for a warm start;
+ * its prior jobs as store_prior_format's text ("" for none). One ALTER TABLE, so the
+ * table is rewritten at most once. V_POLICY is its version, the one number to change
+ * should the step move. */
+#define V_POLICY 6
+#define V_TEXT_(v) #v
+#define V_TEXT(v) V_TEXT_(v)
+static const char *const schema_policy[] = {
+    "ALTER TABLE jobs ADD COLUMN policy TEXT NOT NULL DEFAULT 'zeus',"
+    " ADD COLUMN warm_start BOOLEAN NOT NULL DEFAULT false,"
+    " ADD COLUMN prior_jobs TEXT NOT NULL DEFAULT '';",
+    "UPDATE zbso_schema SET version = " V_TEXT(V_POLICY) ";",
+    NULL,
+};
+
 const char *const *const pg_schema_steps[PG_LATEST] = {schema_v1, schema_v2, schema_v3,
-                                                        schema_v4, schema_v5};
+                                                        schema_v4, schema_v5,
+                                                        [V_POLICY - 1] = schema_policy};
 
 #define JOB_COLS                                                                          \
     "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
     "target_metric, higher_is_better_metric, max_epochs, num_pruning_rounds, window_size, " \
     "mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, max_power, "     \
     "number_of_gpus, gpu_model, stage, exp_default_batch_size, min_cost, "                 \
-    "min_cost_batch_size, rng_state, num_trials, created_at, version, updated_at"
-#define N_JOB_COLS 27
+    "min_cost_batch_size, rng_state, num_trials, created_at, version, updated_at, policy, " \
+    "warm_start, prior_jobs"
+#define N_JOB_COLS 30
 #define TRIAL_COLS                                                                        \
     "trial_number, batch_size, type, status, start_time, end_time, lease_renewed_at, "     \
     "time, energy, metric, epochs, converged"
@@ -178,7 +197,8 @@ const pg_stmt pg_stmts[S_COUNT] = {
     [S_JOB_GET_LOCK] = {"SELECT " JOB_COLS " FROM jobs WHERE job_id = $1 FOR UPDATE", 1},
     [S_JOB_INSERT] = {"INSERT INTO jobs (" JOB_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7,"
                       " $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,"
-                      " $22, $23, $24, $25, $26, $27) ON CONFLICT (job_id) DO NOTHING",
+                      " $22, $23, $24, $25, $26, $27, $28, $29, $30)"
+                      " ON CONFLICT (job_id) DO NOTHING",
                       N_JOB_COLS},
     [S_JOB_UPDATE] = {"UPDATE jobs SET stage = $2, exp_default_batch_size = $3, min_cost = $4,"
                       " min_cost_batch_size = $5, rng_state = $6, num_trials = $7,"
@@ -329,9 +349,10 @@ static pg_txn *txn_of(store_txn *t)
 
 /* ---- jobs ---- */
 
-/* Fills p with the job's columns in JOB_COLS order ($1..$27); bs and rng hold the
- * batch_sizes array literal and the rng text. */
-static void job_params(params *p, const zbso_job *job, char *bs, size_t bs_cap, char rng[96])
+/* Fills p with the job's columns in JOB_COLS order ($1..$30); bs, rng and prior hold the
+ * batch_sizes array literal, the rng text and store_prior_format's text. */
+static void job_params(params *p, const zbso_job *job, char *bs, size_t bs_cap, char rng[96],
+                       char prior[STORE_PRIOR_TEXT_MAX])
 {
     const zbso_job_spec *sp = &job->spec;
     size_t len = (size_t)snprintf(bs, bs_cap, "{");
@@ -380,6 +401,10 @@ static void job_params(params *p, const zbso_job *job, char *bs, size_t bs_cap, 
     p_f64(p, 24, job->created_at);
     p_i64(p, 25, job->revision);
     p_f64(p, 26, job->updated_at);
+    p->v[27] = spec_policy_name(sp->policy);
+    p_bool(p, 28, sp->warm_start);
+    store_prior_format(sp, prior);
+    p->v[29] = prior;
 }
 
 /* Reads row `row` of a jobs result (JOB_COLS order). Returns 0, or ZBSO_ESTORE when
@@ -435,7 +460,8 @@ static int r_job(const PGresult *r, int row, zbso_job *job, zbso_err *err)
     job->created_at = r_f64(r, row, 24);
     job->revision = r_i64(r, row, 25);
     job->updated_at = r_f64(r, row, 26);
-    return 0;
+    return store_extras_read(PQgetvalue(r, row, 27), r_bool(r, row, 28),
+                             PQgetvalue(r, row, 29), sp, err);
 }
 
 /* Loads a job; with for_update, SELECT ... FOR UPDATE: the row stays locked until the
@@ -469,8 +495,8 @@ static int q_job_insert(store_txn *tb, const zbso_job *job, zbso_err *err)
 {
     pg_txn *t = txn_of(tb);
     params p;
-    char bs[ZBSO_MAX_BATCH_SIZES * 21 + 3], rng[96];
-    job_params(&p, job, bs, sizeof bs, rng);
+    char bs[ZBSO_MAX_BATCH_SIZES * 21 + 3], rng[96], prior[STORE_PRIOR_TEXT_MAX];
+    job_params(&p, job, bs, sizeof bs, rng, prior);
     PGresult *r = pg_run(t, S_JOB_INSERT, p.v, "job_insert", job->spec.job_id, err);
     if (r == NULL)
         return t->first.code;

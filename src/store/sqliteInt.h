@@ -12,7 +12,7 @@
 #include "store/storeInt.h"
 
 /* The newest schema version of sqlite_ops.c's history. */
-#define SQ_LATEST 6
+#define SQ_LATEST 7
 #define SQ_PATH_MAX 1024         /* bytes of a database path, its NUL included */
 
 /* Statement ids: sqlite_ops.c holds their SQL, a connection caches them prepared. */

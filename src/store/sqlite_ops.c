@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/spec.h"
 #include "store/sqliteInt.h"
 
 /* Schema history. The version lives in PRAGMA user_version (0: empty database), set by
@@ -142,15 +143,32 @@ static const char *const schema_v6[] = {
     NULL,
 };
 
+/* The policy step (issue 21): each job's batch size policy as its name, "zeus" for every
+ * job of an older version (the only policy there was); whether it asked for a warm start;
+ * its prior jobs as store_prior_format's text ("" for none). V_POLICY is its version, the
+ * one number to change should the step move. */
+#define V_POLICY 7
+#define V_TEXT_(v) #v
+#define V_TEXT(v) V_TEXT_(v)
+static const char *const schema_policy[] = {
+    "ALTER TABLE jobs ADD COLUMN policy TEXT NOT NULL DEFAULT 'zeus';",
+    "ALTER TABLE jobs ADD COLUMN warm_start INTEGER NOT NULL DEFAULT 0;",
+    "ALTER TABLE jobs ADD COLUMN prior_jobs TEXT NOT NULL DEFAULT '';",
+    "PRAGMA user_version = " V_TEXT(V_POLICY) ";",
+    NULL,
+};
+
 const char *const *const sq_schema_steps[SQ_LATEST] = {schema_v1, schema_v2, schema_v3,
-                                                        schema_v4, schema_v5, schema_v6};
+                                                        schema_v4, schema_v5, schema_v6,
+                                                        [V_POLICY - 1] = schema_policy};
 
 #define JOB_COLS                                                                          \
     "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
     "target_metric, higher_is_better_metric, max_epochs, num_pruning_rounds, window_size, " \
     "mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, max_power, "     \
     "number_of_gpus, gpu_model, stage, exp_default_batch_size, min_cost, "                 \
-    "min_cost_batch_size, rng_state, num_trials, created_at, version, updated_at"
+    "min_cost_batch_size, rng_state, num_trials, created_at, version, updated_at, policy, " \
+    "warm_start, prior_jobs"
 #define TRIAL_COLS                                                                        \
     "trial_number, batch_size, type, status, start_time, end_time, lease_renewed_at, "     \
     "time, energy, metric, epochs, converged"
@@ -185,7 +203,7 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE job_id = ?1",
     [S_JOB_INSERT] = "INSERT INTO jobs (" JOB_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
                      " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,"
-                     " ?23, ?24, ?25, ?26, ?27)",
+                     " ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
     [S_JOB_UPDATE] = "UPDATE jobs SET stage = ?19, exp_default_batch_size = ?20,"
                      " min_cost = ?21, min_cost_batch_size = ?22, rng_state = ?23,"
                      " num_trials = ?24, version = ?26, updated_at = ?27 WHERE job_id = ?1",
@@ -367,11 +385,11 @@ static sq_conn *txn_conn(store_txn *t)
     return ((sq_txn *)t)->c;
 }
 
-/* Binds the job's columns as ?1..?27 in JOB_COLS order. */
+/* Binds the job's columns as ?1..?30 in JOB_COLS order. */
 static void bind_job(sqlite3_stmt *s, const zbso_job *job)
 {
     const zbso_job_spec *sp = &job->spec;
-    char bs[ZBSO_MAX_BATCH_SIZES * 21 + 1];
+    char bs[ZBSO_MAX_BATCH_SIZES * 21 + 1], prior[STORE_PRIOR_TEXT_MAX];
     char rng[96];
     size_t len = 0;
     bs[0] = '\0';
@@ -418,6 +436,10 @@ static void bind_job(sqlite3_stmt *s, const zbso_job *job)
     bind_double(s, 25, job->created_at);
     sqlite3_bind_int64(s, 26, job->revision);
     bind_double(s, 27, job->updated_at);
+    sqlite3_bind_text(s, 28, spec_policy_name(sp->policy), -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 29, sp->warm_start);
+    store_prior_format(sp, prior);
+    sqlite3_bind_text(s, 30, prior, -1, SQLITE_TRANSIENT);
 }
 
 /* Reads a jobs row (JOB_COLS order). Returns 0, or ZBSO_ESTORE when batch_sizes or
@@ -473,7 +495,10 @@ static int col_job(sqlite3_stmt *s, zbso_job *job, zbso_err *err)
     job->created_at = col_double(s, 24);
     job->revision = sqlite3_column_int64(s, 25);
     job->updated_at = col_double(s, 26);
-    return 0;
+    const char *policy = (const char *)sqlite3_column_text(s, 27);
+    const char *prior = (const char *)sqlite3_column_text(s, 29);
+    return store_extras_read(policy ? policy : "", sqlite3_column_int(s, 28) != 0,
+                             prior ? prior : "", sp, err);
 }
 
 /* Binds job_id as ?1 and the trial's columns as ?2..?13 in TRIAL_COLS order. */

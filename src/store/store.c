@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/optimizer.h"
+#include "core/spec.h"
 #include "store/storeInt.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -574,6 +575,64 @@ void store_curve_stats(store *st, uint64_t *written, uint64_t *dropped, uint64_t
 }
 
 /* ---- power profiles' measurements as text (storeInt.h) ---- */
+
+void store_prior_format(const zbso_job_spec *s, char *buf)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < s->n_prior_jobs && i < ZBSO_MAX_PRIOR_JOBS; i++) {
+        if (i > 0)
+            buf[len++] = '\n';
+        for (const char *p = s->prior_jobs[i]; *p != '\0'; p++) {
+            if (*p == '\\' || *p == '\n') {
+                buf[len++] = '\\';
+                buf[len++] = *p == '\n' ? 'n' : '\\';
+            } else {
+                buf[len++] = *p;
+            }
+        }
+    }
+    buf[len] = '\0';
+}
+
+int store_extras_read(const char *policy, bool warm_start, const char *prior_text,
+                      zbso_job_spec *s, zbso_err *err)
+{
+    if (spec_policy_parse(policy, &s->policy) < 0)
+        return err_set(err, ZBSO_ESTORE, "job \"%.300s\" has an unknown policy \"%.40s\"",
+                       s->job_id, policy);
+    s->has_policy = true;
+    s->warm_start = warm_start;
+    s->n_prior_jobs = 0;
+    const char *p = prior_text;
+    while (*p != '\0') {
+        size_t len = 0;
+        if (s->n_prior_jobs == ZBSO_MAX_PRIOR_JOBS)
+            goto bad;
+        char *id = s->prior_jobs[s->n_prior_jobs];
+        for (; *p != '\0' && *p != '\n'; p++) {
+            char c = *p;
+            if (c == '\\') {
+                p++;
+                if (*p != '\\' && *p != 'n')
+                    goto bad;
+                c = *p == 'n' ? '\n' : '\\';
+            }
+            if (len == ZBSO_ID_MAX)
+                goto bad;
+            id[len++] = c;
+        }
+        if (len == 0)
+            goto bad;
+        id[len] = '\0';
+        s->n_prior_jobs++;
+        if (*p == '\n' && *++p == '\0')
+            goto bad;
+    }
+    return 0;
+bad:
+    return err_set(err, ZBSO_ESTORE, "job \"%.300s\" has malformed prior_jobs \"%.100s\"",
+                   s->job_id, prior_text);
+}
 
 void store_pl_format(const zbso_power_profile *p, char *buf)
 {

@@ -29,4 +29,17 @@ void store_pl_format(const zbso_power_profile *p, char *buf);
 int store_pl_parse(const char *text, const char *job_id, zbso_power_profile *out,
                    zbso_err *err);
 
+/* The spec's fields beyond Zeus (issue 21) as the SQL backends store them: the policy as
+ * its name (spec_policy_name: "zeus", "smart"), warm_start as a boolean, and prior_jobs
+ * as one text column, the ids in order separated by '\n', each with '\\' written "\\\\"
+ * and '\n' written "\\n" ("" for none; at most STORE_PRIOR_TEXT_MAX bytes with the NUL).
+ * store_prior_format writes s's into buf (STORE_PRIOR_TEXT_MAX bytes). store_extras_read
+ * fills s's policy (has_policy true: a stored spec holds its resolved policy), warm_start
+ * and prior_jobs from those columns: ZBSO_ESTORE naming the job when the policy is no
+ * policy's name or the text is not such a list (a row this code did not write). */
+#define STORE_PRIOR_TEXT_MAX (ZBSO_MAX_PRIOR_JOBS * (2 * ZBSO_ID_MAX + 1) + 1)
+void store_prior_format(const zbso_job_spec *s, char *buf);
+int store_extras_read(const char *policy, bool warm_start, const char *prior_text,
+                      zbso_job_spec *s, zbso_err *err);
+
 #endif

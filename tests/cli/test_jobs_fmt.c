@@ -44,6 +44,7 @@ static void expect(fmt_fn fn, jobs_format f, const char *doc, const char *want)
 
 static const char *const JOBS =
     "{\"jobs\":[{\"job_id\":\"bert-1\",\"job_id_prefix\":\"bert\",\"stage\":\"MAB\","
+    "\"policy\":\"smart\","
     "\"created_at\":1700000000.5,\"updated_at\":1700003600.25,"
     "\"trials\":{\"total\":12,\"Dispatched\":1,\"Succeeded\":10,\"Failed\":1},"
     "\"min_cost\":8260.4500000000007,\"min_cost_batch_size\":32,\"best_batch_size\":32,"
@@ -55,6 +56,7 @@ static const char *const JOBS =
     "\"break_even_recurrence\":17,\"best_batch_size\":32,\"best_expected_cost\":8260.5,"
     "\"regret\":1200.25}},"
     "{\"job_id\":\"new, \\\"odd\\\"\\u0007\",\"job_id_prefix\":\"new\",\"stage\":\"Pruning\","
+    "\"policy\":\"zeus\","
     "\"created_at\":0,\"updated_at\":0,"
     "\"trials\":{\"total\":0,\"Dispatched\":0,\"Succeeded\":0,\"Failed\":0},"
     "\"min_cost\":null,\"min_cost_batch_size\":8,\"best_batch_size\":8,"
@@ -68,11 +70,11 @@ static void test_list_table(void **state)
 {
     (void)state;
     expect(jobs_fmt_list, JOBS_FMT_TABLE, JOBS,
-           "job id          stage    trials  running  ok  failed  best bs  "
+           "job id          stage    policy  trials  running  ok  failed  best bs  "
            "min cost (J)  spent (J)  saved (J)  saved (s)  break-even  updated (UTC)\n"
-           "bert-1          MAB          12        1  10       1       32  "
+           "bert-1          MAB      smart       12        1  10       1       32  "
            "      8260.5   123456.8    -3456.8       12.5          17  2023-11-14T23:13:20Z\n"
-           "new, \"odd\"\\x07  Pruning       0        0   0       0        8  "
+           "new, \"odd\"\\x07  Pruning  zeus         0        0   0       0        8  "
            "           -        0.0          -          -           -  1970-01-01T00:00:00Z\n");
 }
 
@@ -88,13 +90,13 @@ static void test_list_csv(void **state)
            "savings.default_expected.time_s,savings.default_expected.cost,"
            "savings.saved.energy_j,savings.saved.time_s,savings.saved.cost,"
            "savings.break_even_recurrence,savings.best_batch_size,"
-           "savings.best_expected_cost,savings.regret\r\n"
+           "savings.best_expected_cost,savings.regret,policy\r\n"
            "bert-1,bert,MAB,2023-11-14T22:13:20.500Z,2023-11-14T23:13:20.250Z,12,1,10,1,"
            "8260.4500000000007,32,32,10,1,"
            "123456.78,456.05000000000001,99999.5,16,2,15000,50,11000,-3456.75,12.5,-100,17,32,"
-           "8260.5,1200.25\r\n"
+           "8260.5,1200.25,smart\r\n"
            "\"new, \"\"odd\"\"\a\",new,Pruning,1970-01-01T00:00:00.000Z,1970-01-01T00:00:00.000Z,"
-           "0,0,0,0,,8,8,0,0,0,0,0,8,0,,,,,,,,,,\r\n");
+           "0,0,0,0,,8,8,0,0,0,0,0,8,0,,,,,,,,,,,zeus\r\n");
 }
 
 static void test_list_json_is_the_document(void **state)
@@ -178,7 +180,8 @@ static void test_curve_table_and_csv(void **state)
 }
 
 static const char *const JOB =
-    "{\"job_id\":\"j\",\"job_id_prefix\":\"p\",\"stage\":\"MAB\",\"created_at\":1,"
+    "{\"job_id\":\"j\",\"job_id_prefix\":\"p\",\"stage\":\"MAB\",\"policy\":\"smart\","
+    "\"created_at\":1,"
     "\"updated_at\":2,\"trials\":{\"total\":3,\"Dispatched\":0,\"Succeeded\":3,\"Failed\":0},"
     "\"min_cost\":10.5,\"min_cost_batch_size\":8,\"best_batch_size\":16,"
     "\"savings\":{\"finished_trials\":3,\"failed_trials\":0,"
@@ -187,7 +190,8 @@ static const char *const JOB =
     "\"saved\":{\"energy_j\":0,\"time_s\":0,\"cost\":0},\"break_even_recurrence\":null,"
     "\"best_batch_size\":8,\"best_expected_cost\":10.5,\"regret\":0},"
     "\"revision\":4,\"spec\":{\"job_id\":\"j\",\"batch_sizes\":[8,16],"
-    "\"default_batch_size\":8,\"beta_knob\":null,\"mab_seed\":7},"
+    "\"default_batch_size\":8,\"beta_knob\":null,\"mab_seed\":7,\"policy\":\"smart\","
+    "\"warm_start\":true,\"prior_jobs\":[\"j-h100\",\"j-a40\"]},"
     "\"exploration\":{\"rounds\":[{\"round\":0,\"default_batch_size\":8,\"explored\":[8,16],"
     "\"converged\":[8,16],\"pruned\":[],\"complete\":true}]},"
     "\"arms\":[{\"batch_size\":8,\"mean\":-10.5,\"precision\":null,\"sd\":0,"
@@ -209,6 +213,9 @@ static void test_job_table(void **state)
         "min cost (J)         10.5\n",
         "beta                 -\n",
         "MAB seed             7\n",
+        "policy               smart\n",
+        "warm start           yes\n",
+        "prior jobs           j-h100,j-a40\n",
         "GPU model            -\n",
         "\nsavings\nfinished trials               3\n",
         "default expected cost (J)     10.5\n",
@@ -246,6 +253,8 @@ static void test_job_csv_flattens_every_field(void **state)
         "\r\narms.0.precision,\r\n",
         "\r\narms.1.precision,0.015625\r\n",
         "\r\ncounts.MAB.Succeeded,1\r\n",
+        "\r\npolicy,smart\r\n",
+        "\r\nspec.prior_jobs,\"[\"\"j-h100\"\",\"\"j-a40\"\"]\"\r\n",
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         bool want = i != 4;
@@ -313,6 +322,58 @@ static void test_export(void **state)
     json_decref(job);
 }
 
+/* Job ids (and any string) that a spreadsheet would run as a formula get OWASP's leading
+ * quote in CSV, wherever they appear (list, show, export); numbers, negative ones
+ * included, are written as they are; JSON keeps every byte. */
+static const char *const HOSTILE =
+    "{\"jobs\":[{\"job_id\":\"=HYPERLINK(\\\"http://x\\\",\\\"y\\\")\",\"stage\":\"MAB\","
+    "\"min_cost\":-2.5},"
+    "{\"job_id\":\"+1+cmd|' /C calc'!A0\",\"stage\":\"@SUM(A1)\",\"min_cost\":null},"
+    "{\"job_id\":\"-1\",\"stage\":\"\\tTAB\",\"min_cost\":3},"
+    "{\"job_id\":\"\\r=1\",\"stage\":\"a=b\",\"min_cost\":-0.5}],\"next\":null}";
+
+static void test_csv_formula_cells(void **state)
+{
+    (void)state;
+    char *got = render(jobs_fmt_list, JOBS_FMT_CSV, HOSTILE);
+    /* The rows' first cells (job_id, job_id_prefix, stage, ...): check each line start. */
+    static const char *const rows[] = {
+        "\r\n\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",,MAB,",
+        "\r\n'+1+cmd|' /C calc'!A0,,'@SUM(A1),",
+        "\r\n'-1,,'\tTAB,",
+        "\r\n\"'\r=1\",,a=b,",
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (strstr(got, rows[i]) == NULL)
+            fail_msg("missing:\n%s\nin:\n%s", rows[i], got);
+    /* min_cost (a number) keeps its sign: -2.5 and -0.5, never '-2.5. */
+    assert_non_null(strstr(got, ",-2.5,"));
+    assert_non_null(strstr(got, ",-0.5,"));
+    assert_null(strstr(got, "'-2.5"));
+    free(got);
+
+    got = render(jobs_fmt_list, JOBS_FMT_JSON, HOSTILE);
+    assert_int_equal(strlen(got), strlen(HOSTILE) + 1);
+    assert_memory_equal(got, HOSTILE, strlen(HOSTILE));
+    free(got);
+
+    char *out = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&out, &len);
+    jobs_csv_field(m, "=1", true);
+    fputc('|', m);
+    jobs_csv_field(m, "-1", false);
+    fputc('|', m);
+    jobs_csv_field(m, "", true);
+    fputc('|', m);
+    jobs_csv_field(m, "a-b", true);
+    fputc('|', m);
+    jobs_csv_field(m, "@a,b", true);
+    fclose(m);
+    assert_string_equal(out, "'=1|-1||a-b|\"'@a,b\"");
+    free(out);
+}
+
 static void test_format_parse(void **state)
 {
     (void)state;
@@ -357,6 +418,45 @@ static void test_table_escapes_and_widths(void **state)
     free(out);
 }
 
+/* Ids that differ only by invisible characters (bidi controls, zero-width ones) differ
+ * on screen: each such character is shown as \uXXXX, and a right-to-left override cannot
+ * reorder the rest of the line. Visible non-ASCII text stays as it is. */
+static void test_table_escapes_invisible_characters(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&out, &len);
+    cli_table *t = cli_table_new(1, "l");
+    static const char *const ids[] = {
+        "job-a",
+        "job-\xe2\x80\xae" "a",          /* U+202E RIGHT-TO-LEFT OVERRIDE */
+        "job\xe2\x80\x8b-a",             /* U+200B ZERO WIDTH SPACE */
+        "job-a\xe2\x81\xa6",             /* U+2066 LEFT-TO-RIGHT ISOLATE */
+        "\xef\xbb\xbfjob-a",             /* U+FEFF BOM */
+        "job-a\xf3\xa0\x80\x81",         /* U+E0001 LANGUAGE TAG */
+        "job-\xc3\xa9\xe2\x80\x8d",      /* é, then U+200D ZERO WIDTH JOINER */
+        "job-a\xc2\xad",                 /* U+00AD SOFT HYPHEN */
+    };
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        cli_table_cell(t, ids[i]);
+        cli_table_end_row(t);
+    }
+    assert_int_equal(cli_table_print(t, m), 0);
+    cli_table_free(t);
+    fclose(m);
+    assert_string_equal(out,
+        "job-a\n"
+        "job-\\u202ea\n"
+        "job\\u200b-a\n"
+        "job-a\\u2066\n"
+        "\\ufeffjob-a\n"
+        "job-a\\U000e0001\n"
+        "job-\xc3\xa9\\u200d\n"
+        "job-a\\u00ad\n");
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,8 +468,10 @@ int main(void)
         cmocka_unit_test(test_job_table),
         cmocka_unit_test(test_job_csv_flattens_every_field),
         cmocka_unit_test(test_export),
+        cmocka_unit_test(test_csv_formula_cells),
         cmocka_unit_test(test_format_parse),
         cmocka_unit_test(test_table_escapes_and_widths),
+        cmocka_unit_test(test_table_escapes_invisible_characters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -277,6 +277,42 @@ static void test_spec_checks(void **state)
     unsetenv("ZEUS_BSO_JOB_ID");
 }
 
+/* Issue 21: the spec's policy, warm_start and prior_jobs reach the server and come back in
+ * the registered job; checked before sending like the other fields; a spec without them
+ * is sent exactly as before (no such keys), and the server's default decides. */
+static void test_policy_fields(void **state)
+{
+    char err[ZBSO_ERRBUF_MAX];
+    zbso_client *c = NULL;
+    refused(",\"policy\":\"fast\"",
+            "invalid job spec: policy: policy must be \"zeus\" or \"smart\", got \"fast\"");
+    refused(",\"policy\":\"zeus\",\"warm_start\":true",
+            "invalid job spec: policy: a warm start (warm_start or prior_jobs) needs policy");
+    refused(",\"prior_jobs\":[1]", "invalid job spec: prior_jobs: prior_jobs[0] must be a "
+                                   "job id");
+    assert_int_equal(zbso_client_new(NULL, shared_url,
+                                     "{\"job_id\":\"cpol-1\",\"job_id_prefix\":\"cpol\","
+                                     "\"batch_sizes\":[8,16],\"default_batch_size\":8,"
+                                     "\"policy\":\"smart\",\"prior_jobs\":[\"cpol-0\"]}",
+                                     0, &c, err, sizeof err),
+                     0);
+    static const char *const want =
+        "\"policy\":\"smart\",\"warm_start\":true,\"prior_jobs\":[\"cpol-0\"]}";
+    const char *sent = zbso_client_spec_json(c), *job = zbso_client_job_json(c);
+    assert_string_equal(sent + strlen(sent) - strlen(want), want);
+    assert_string_equal(job + strlen(job) - strlen(want), want);
+    zbso_client_free(c);
+    assert_int_equal(zbso_client_new(NULL, shared_url,
+                                     "{\"job_id\":\"cpol-2\",\"job_id_prefix\":\"cpol\","
+                                     "\"batch_sizes\":[8,16],\"default_batch_size\":8}",
+                                     0, &c, err, sizeof err),
+                     0);
+    assert_null(strstr(zbso_client_spec_json(c), "policy"));
+    assert_null(strstr(zbso_client_spec_json(c), "warm_start"));
+    assert_null(strstr(zbso_client_job_json(c), "policy")); /* a zeus job, Zeus's answer */
+    zbso_client_free(c);
+}
+
 /* A server answer with a batch size the job does not have. */
 static void test_strange_batch_size(void **state)
 {
@@ -768,6 +804,7 @@ int main(void)
         cmocka_unit_test(test_train_fail),
         cmocka_unit_test(test_server_error_message),
         cmocka_unit_test(test_spec_checks),
+        cmocka_unit_test(test_policy_fields),
         cmocka_unit_test(test_strange_batch_size),
         cmocka_unit_test(test_retry_after_and_4xx),
         cmocka_unit_test(test_generated_id_registration_not_repeated),

@@ -334,6 +334,129 @@ static void test_spec_round_trip(void **state)
     assert_true(spec_equal(&a, &b));
 }
 
+/* Issue 21: policy, warm_start and prior_jobs (SPEC §2). */
+static void test_policy_fields(void **state)
+{
+    zbso_job_spec s;
+    zbso_err err;
+    /* absent or null: the server's default decides (has_policy false) */
+    assert_int_equal(parse_with("", &s, &err), 0);
+    assert_false(s.has_policy);
+    assert_int_equal(s.policy, ZBSO_POLICY_ZEUS);
+    assert_false(s.warm_start);
+    assert_int_equal(s.n_prior_jobs, 0);
+    assert_int_equal(parse_with(",\"policy\":null,\"prior_jobs\":null", &s, &err), 0);
+    assert_false(s.has_policy);
+    assert_int_equal(s.n_prior_jobs, 0);
+    assert_int_equal(parse_with(",\"policy\":\"zeus\"", &s, &err), 0);
+    assert_true(s.has_policy);
+    assert_int_equal(s.policy, ZBSO_POLICY_ZEUS);
+    assert_int_equal(parse_with(",\"policy\":\"smart\",\"warm_start\":true", &s, &err), 0);
+    assert_true(s.has_policy);
+    assert_int_equal(s.policy, ZBSO_POLICY_SMART);
+    assert_true(s.warm_start);
+    /* prior_jobs: sorted into byte order, and they ask for a warm start */
+    assert_int_equal(parse_with(",\"policy\":\"smart\",\"prior_jobs\":[\"p-b\",\"p-a\"]", &s,
+                                &err), 0);
+    assert_true(s.warm_start);
+    assert_int_equal(s.n_prior_jobs, 2);
+    assert_string_equal(s.prior_jobs[0], "p-a");
+    assert_string_equal(s.prior_jobs[1], "p-b");
+    /* without a policy the spec is valid: the server decides whether its default can */
+    assert_int_equal(parse_with(",\"warm_start\":true", &s, &err), 0);
+    assert_false(s.has_policy);
+
+    static const struct {
+        const char *extra, *loc, *msg;
+    } bad[] = {
+        {",\"policy\":\"Smart\"", "policy", "got \"Smart\""},
+        {",\"policy\":\"optuna\"", "policy", "got \"optuna\""},
+        {",\"policy\":\"\"", "policy", "\"zeus\" or \"smart\""},
+        {",\"policy\":1", "policy", "got 1"},
+        {",\"policy\":[\"smart\"]", "policy", "got [\"smart\"]"},
+        {",\"warm_start\":\"true\"", "warm_start", "true or false"},
+        {",\"warm_start\":1", "warm_start", "true or false"},
+        {",\"warm_start\":null", "warm_start", "must not be null"},
+        {",\"prior_jobs\":\"p-a\"", "prior_jobs", "a list of job ids"},
+        {",\"prior_jobs\":[\"p-a\",7]", "prior_jobs", "prior_jobs[1] must be a job id"},
+        {",\"prior_jobs\":[\"\"]", "prior_jobs", "prior_jobs[0] must be a job id of 1 to"},
+        {",\"policy\":\"smart\",\"prior_jobs\":[\"p-a\",\"p-a\"]", "prior_jobs",
+         "job p-a appears more than once"},
+        {",\"job_id\":\"p-self\",\"policy\":\"smart\",\"prior_jobs\":[\"p-self\"]",
+         "prior_jobs", "names the job itself (p-self)"},
+        {",\"policy\":\"smart\",\"warm_start\":false,\"prior_jobs\":[\"p-a\"]", "warm_start",
+         "warm_start is false but prior_jobs names 1 job"},
+        {",\"policy\":\"zeus\",\"warm_start\":true", "policy",
+         "needs policy \"smart\", got policy \"zeus\""},
+        {",\"policy\":\"zeus\",\"prior_jobs\":[\"p-a\"]", "policy", "needs policy \"smart\""},
+        {",\"prior_jobs\":[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\"]",
+         "prior_jobs", "9 entries, over the maximum of 8"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(parse_with(bad[i].extra, &s, &err), ZBSO_EINVAL);
+        if (strcmp(err.loc, bad[i].loc) != 0 || strstr(err.msg, bad[i].msg) == NULL)
+            fail_msg("%s: loc %s msg %s", bad[i].extra, err.loc, err.msg);
+        assert_string_equal(err.where, "body");
+    }
+    /* an id of ZBSO_ID_MAX bytes is one; one more byte is not */
+    char extra[1024], id[ZBSO_ID_MAX + 2];
+    memset(id, 'x', ZBSO_ID_MAX);
+    id[ZBSO_ID_MAX] = '\0';
+    snprintf(extra, sizeof extra, ",\"policy\":\"smart\",\"prior_jobs\":[\"%s\"]", id);
+    assert_int_equal(parse_with(extra, &s, &err), 0);
+    assert_string_equal(s.prior_jobs[0], id);
+    snprintf(extra, sizeof extra, ",\"policy\":\"smart\",\"prior_jobs\":[\"%sy\"]", id);
+    assert_int_equal(parse_with(extra, &s, &err), ZBSO_EINVAL);
+    assert_non_null(strstr(err.msg, "(301 bytes)"));
+}
+
+/* The client's request carries what the spec sets; the CreatedJob answer only what makes
+ * the job differ from Zeus's, so a Zeus-shaped job is answered byte for byte as before. */
+static void test_policy_dump(void **state)
+{
+    static const char ZEUS_SHAPE[] =
+        "{\"job_id\":null,\"job_id_prefix\":\"p\",\"batch_sizes\":[8,16],"
+        "\"default_batch_size\":8,\"eta_knob\":0.5,\"beta_knob\":2.0,"
+        "\"target_metric\":0.5,\"higher_is_better_metric\":true,\"max_epochs\":100,"
+        "\"num_pruning_rounds\":2,\"window_size\":0,\"mab_prior_mean\":0.0,"
+        "\"mab_prior_precision\":0.0,\"mab_num_explorations\":2,\"mab_seed\":null,"
+        "\"max_power\":300.0,\"number_of_gpus\":1,\"gpu_model\":\"A100\"";
+    zbso_job_spec s, back;
+    zbso_err err;
+    char want[2048];
+    assert_int_equal(parse_with(",\"policy\":\"zeus\"", &s, &err), 0);
+    char *req = codec_job_spec_dump(&s, NULL), *ans = codec_created_job_dump(&s, NULL);
+    snprintf(want, sizeof want, "%s,\"policy\":\"zeus\"}", ZEUS_SHAPE);
+    assert_string_equal(req, want);
+    snprintf(want, sizeof want, "%s}", ZEUS_SHAPE);
+    assert_string_equal(ans, want);
+    free(req);
+    free(ans);
+
+    assert_int_equal(parse_with(",\"policy\":\"smart\",\"prior_jobs\":[\"q\\n\",\"a\"]", &s,
+                                &err), 0);
+    req = codec_job_spec_dump(&s, NULL);
+    ans = codec_created_job_dump(&s, NULL);
+    snprintf(want, sizeof want,
+             "%s,\"policy\":\"smart\",\"warm_start\":true,\"prior_jobs\":[\"a\",\"q\\n\"]}",
+             ZEUS_SHAPE);
+    assert_string_equal(req, want);
+    assert_string_equal(ans, want);
+    assert_int_equal(codec_job_spec_parse(req, strlen(req), &back, &err), 0);
+    assert_true(spec_equal(&s, &back));
+    assert_true(back.has_policy);
+    free(req);
+    free(ans);
+
+    /* the inspection documents always show all three */
+    assert_int_equal(parse_with("", &s, &err), 0);
+    char *doc = codec_json_text(codec_job_spec_json(&s), NULL);
+    snprintf(want, sizeof want,
+             "%s,\"policy\":\"zeus\",\"warm_start\":false,\"prior_jobs\":[]}", ZEUS_SHAPE);
+    assert_string_equal(doc, want);
+    free(doc);
+}
+
 static void test_trial_id(void **state)
 {
     zbso_trial_id t;
@@ -449,6 +572,8 @@ int main(void)
         cmocka_unit_test(test_value_validation_runs),
         cmocka_unit_test(test_spec_dump_exact),
         cmocka_unit_test(test_spec_round_trip),
+        cmocka_unit_test(test_policy_fields),
+        cmocka_unit_test(test_policy_dump),
         cmocka_unit_test(test_trial_id),
         cmocka_unit_test(test_training_result),
         cmocka_unit_test(test_report_response),

@@ -164,6 +164,25 @@ def cases():
     add("unknown nested path", "POST", "/jobs/batch_size/extra", b"{}", (404, 405),
         ["/jobs/batch_size/extra", "POST"])
 
+    # -- NUL or bad UTF-8 in the path (issue 22 item 4): libmicrohttpd hands the path on as a
+    # C string, so without the check /%00 served the dashboard, /jobs/bad-1%00zzz showed
+    # bad-1, DELETE /jobs%00x deleted it and /jobs/batch_size%00 dispatched a trial.
+    for name, method, path, raw in [
+        ("root NUL", "GET", "/%00", None),
+        ("job path NUL", "GET", f"/jobs/{JOB}%00zzz", None),
+        ("trials path NUL", "GET", f"/jobs/{JOB}%00/trials", None),
+        ("delete path NUL", "DELETE", f"/jobs%00x?job_id={JOB}", None),
+        ("batch size path NUL", "GET", f"/jobs/batch_size%00?job_id={JOB}", None),
+        ("report path NUL", "POST", "/report%00", jb(dict(GOOD_REPORT, metric=0.9))),
+        ("trials patch path NUL", "PATCH", "/trials%00", jb(GOOD_TRIAL)),
+        ("healthz path NUL", "GET", "/healthz%00x", None),
+    ]:
+        add(name, method, path, raw, (400,), ["NUL"])
+    for name, path in [("job path bad utf-8", f"/jobs/{JOB}%ff"),
+                       ("job path overlong utf-8", "/jobs/bad-%C0%AF"),
+                       ("job path lone surrogate", "/jobs/bad-%ED%A0%80")]:
+        add(name, "GET", path, None, (400, 404), ["UTF-8"])
+
     # -- content type and size --------------------------------------------------------------
     add("jobs text/plain", "POST", "/jobs", spec_text.encode(), (422,),
         ["content", "text/plain"], {"Content-Type": "text/plain"})

@@ -74,6 +74,46 @@ class UsageTest(unittest.TestCase):
         self.assertIn(".env", r.stderr)
         self.assertIn("line 3", r.stderr)
 
+    def test_api_token_that_cannot_be_meant_is_refused(self):
+        """Auth is off only when ZEUS_BSO_API_TOKEN is unset: an empty or blank value, the
+        deployment example's placeholder, a control character or a space at either end
+        stop the server (exit 2) naming the variable, never echoing the token."""
+        for value, words in [
+            ("", ["empty", "unset"]),
+            ("  \t", ["blank", "unset"]),
+            ("change-me", ["placeholder", "change-me"]),
+            ("CHANGE-ME", ["placeholder"]),
+            ("s3cret-s3cret-s3cret\n", ["control character", "0x0a"]),
+            ("s3cret-s3cret\x01s3cret", ["control character", "0x01"]),
+            (" s3cret-s3cret-s3cret", ["starts with a space"]),
+            ("s3cret-s3cret-s3cret ", ["ends with a space"]),
+        ]:
+            with self.subTest(repr(value)):
+                r = run_cli(["serve", "--port", "0"], cwd=self.tmp, timeout=30,
+                            env={"ZEUS_BSO_API_TOKEN": value})
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("ZEUS_BSO_API_TOKEN", r.stderr)
+                for w in words:
+                    self.assertIn(w, r.stderr)
+                self.assertNotIn("s3cret", r.stderr)
+                self.assertNotIn("listening", r.stdout)
+        with open(os.path.join(self.tmp, ".env"), "w") as f:
+            f.write("ZEUS_BSO_API_TOKEN=\n")
+        r = run_cli(["serve", "--port", "0"], cwd=self.tmp, timeout=30)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("ZEUS_BSO_API_TOKEN (from " + os.path.join(self.tmp, ".env"), r.stderr)
+        os.unlink(os.path.join(self.tmp, ".env"))
+        # A token file that turns out empty is a token lost on the way, too.
+        empty = os.path.join(self.tmp, "token")
+        open(empty, "w").close()
+        r = run_cli(["serve", "--port", "0"], cwd=self.tmp, timeout=30,
+                    env={"ZEUS_BSO_API_TOKEN_FILE": empty})
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("ZEUS_BSO_API_TOKEN_FILE", r.stderr)
+        self.assertIn("empty", r.stderr)
+        os.unlink(empty)
+        self.assertEqual(os.listdir(self.tmp), [])
+
 
 class ConfigTest(unittest.TestCase):
     def setUp(self):
@@ -102,6 +142,29 @@ class ConfigTest(unittest.TestCase):
         srv = self.start()
         self.assertEqual(self.status(srv), 401)
         self.assertEqual(self.status(srv, "dot token"), 404)
+
+    def test_start_says_whether_auth_is_on(self):
+        """One line at start says whether auth is on; a token under 16 bytes is warned
+        about (its length, never its text)."""
+        srv = self.start()
+        self.assertEqual(srv.terminate(), 0)
+        log = srv.log_tail(10 ** 6)
+        self.assertEqual(log.count("authentication is off"), 1, log)
+        self.assertIn("ZEUS_BSO_API_TOKEN is not set", log)
+        for token, weak in (("short-tok", True), ("a-token-of-thirty-two-bytes-1234", False)):
+            with self.subTest(token):
+                tmp = tempfile.TemporaryDirectory(prefix="zbso-cfg-")
+                self.addCleanup(tmp.cleanup)
+                srv = Server(tmpdir=tmp.name, env={"ZEUS_BSO_API_TOKEN": token})
+                self.addCleanup(srv.close)
+                srv.start()
+                self.assertEqual(self.status(srv), 401)
+                self.assertEqual(self.status(srv, token), 404)
+                self.assertEqual(srv.terminate(), 0)
+                log = srv.log_tail(10 ** 6)
+                self.assertNotIn(token, log)
+                self.assertEqual(log.count("authentication is on"), 1, log)
+                self.assertEqual("ZEUS_BSO_API_TOKEN is 9 bytes long" in log, weak, log)
 
     def test_dotenv_found_in_parent(self):
         self.write_env(self.tmp, 'ZEUS_BSO_API_TOKEN="from-parent"\n')

@@ -353,6 +353,7 @@ class Seeded(BrowserCase):
         self.assertEqual(p.eval("document.getElementById('job-id').textContent"), job_id)
         head = p.eval(JS_FACTS + "('.job-head')")
         self.assertEqual(dv(head["trials.total"][1]), job["trials"]["total"])
+        self.assertEqual(head["policy"], [job["policy"], job["policy"]])
         self.assertEqual(dv(head["best_batch_size"][1]), job["best_batch_size"])
         self.assertEqual(dv(head["revision"][1]), job["revision"])
         self.assertEqual(dv(head["min_cost"][1]), job["min_cost"])
@@ -640,6 +641,37 @@ class Lifecycle(BrowserCase):
         self.goto(p, "#/job/late-1", state="error")
         self.assertIn("does not answer", p.eval("document.querySelector('.error-panel')"
                                                 ".innerText"))
+
+
+class HiddenCharacters(BrowserCase):
+    """Job ids that differ only by invisible characters (a right-to-left override, a
+    zero-width space, a tag) are shown escaped, so they look different; links keep the
+    ids themselves (issue 22 item 10)."""
+
+    def test_invisible_characters_in_job_ids_are_shown_escaped(self):
+        srv = Server()
+        self.addCleanup(srv.close)
+        srv.start()
+        shown = {"bidi-a": "bidi-a", "bidi-\u202ea": "bidi-\\u202ea",
+                 "bidi\u200b-a": "bidi\\u200b-a", "bidi-a\U000e0001": "bidi-a\\U000e0001",
+                 "bidi-\u00e9\u2713": "bidi-\u00e9\u2713"}
+        for jid in shown:
+            r = srv.request("POST", "/jobs", body=job_spec(job_id=jid, job_id_prefix="bidi"))
+            self.assertEqual(r.status, 201, r)
+        p = self.open(srv)
+        rows = p.eval(JS_JOB_ROWS)
+        self.assertEqual(sorted(r["job"] for r in rows), sorted(shown))
+        for r in rows:
+            self.assertEqual(r["cells"]["job_id"][0], shown[r["job"]], r)
+            self.assertEqual(r["link"], "#/job/" + enc(r["job"]), r)
+        texts = [r["cells"]["job_id"][0] for r in rows]
+        self.assertEqual(len(set(texts)), len(texts), texts)
+        rlo = "bidi-\u202ea"
+        self.assertEqual(srv.request("GET", f"/jobs/batch_size?job_id={enc(rlo)}").status, 200)
+        self.goto(p, "#/job/" + enc(rlo))
+        self.assertEqual(p.eval("document.getElementById('job-id').textContent"), shown[rlo])
+        self.goto(p, "#/job/" + enc(rlo) + "/trial/1")
+        self.assertIn("of job " + shown[rlo], p.eval("document.getElementById('main').innerText"))
 
 
 SECRET = "secret-job-7f3a"

@@ -1,5 +1,6 @@
 """test_hostile.py: `zbso serve` against hostile clients and operators (issue 10): slow
-request heads, connection floods under a small file-descriptor limit, a per-address
+request heads and bodies, bodies past the memory cap, connection floods under a small
+file-descriptor limit, a per-address
 connection limit, ambiguous request framing (smuggling), unparsable request lines and
 query strings, auth before routing, log lines a client tries to forge, SIGTERM under load
 and SIGHUP. Standard library only; traffic only to loopback addresses (all of 127.0.0.0/8
@@ -370,6 +371,127 @@ if BACKEND == "sqlite":
             self.assertEqual(status_lines(data), [400], data)
 
 
+if BACKEND == "sqlite":
+    class SlowBodyTest(ServerCase):
+        """Request bodies have a deadline and a memory cap (issue 22 item 3)."""
+
+        def test_slow_body_gets_408_closes_and_is_not_run(self):
+            """A body not complete --body-timeout after its head is answered 408 and its
+            connection closed, however it trickles (Content-Length or chunked); the
+            request is never run, and other clients are served meanwhile."""
+            srv = self.start(["--body-timeout", "2"])
+            self.assertEqual(srv.request("POST", "/jobs", body=job_spec(job_id="itest-b"))
+                             .status, 201)
+            trial = srv.request("GET", "/jobs/batch_size?job_id=itest-b").json
+            report = json.dumps(dict(trial, time=5.0, energy=500.0, metric=0.99,
+                                     current_epoch=1)).encode()
+            before = srv.snapshot()
+            framed = (b"POST /report HTTP/1.1\r\nHost: t\r\nContent-Type: application/json"
+                      b"\r\nContent-Length: %d\r\n\r\n" % (len(report) + 50) + report)
+            chunked = (b"PATCH /trials HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n"
+                       b"\r\n" + b"%x\r\n" % len(report) + report + b"\r\n")
+            conns = []
+            for data in (framed, chunked):
+                s = connect(srv)
+                self.addCleanup(s.close)
+                s.sendall(data)
+                conns.append([s, time.monotonic(), None, b""])
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and any(c[2] is None for c in conns):
+                fresh = connect(srv, "127.0.0.9")
+                self.assertEqual(one_request(fresh, "GET", "/healthz")[0], 200)
+                fresh.close()
+                for c in conns:
+                    if c[2] is not None:
+                        continue
+                    try:  # one more byte of whitespace (or a chunk of one): never the end
+                        c[0].send(b" " if c is conns[0] else b"1\r\n \r\n")
+                    except OSError:
+                        pass
+                    c[0].settimeout(0.05)
+                    try:
+                        b = c[0].recv(65536)
+                    except socket.timeout:
+                        continue
+                    except OSError:
+                        b = b""
+                    c[3] += b
+                    if not b:
+                        c[2] = time.monotonic() - c[1]
+                time.sleep(0.2)
+            for s, _, life, answer in conns:
+                self.assertIsNotNone(life, "a slow body was still open after 10 s")
+                self.assertGreaterEqual(life, 1.9, answer)
+                self.assertLess(life, 5.0, answer)
+                self.assertEqual(status_lines(answer), [408], answer)
+                self.assertIn(b"Connection: close", answer)
+                self.assertIn(b"body timeout of 2 s", answer)
+            # Neither the report (which would end the trial) nor the PATCH ran.
+            self.assertEqual(srv.snapshot(), before)
+            self.assertIn(b"answered 408", b"\n".join(log_lines(srv)))
+            # A body that arrives in time, however slowly, is served as ever.
+            s = connect(srv)
+            self.addCleanup(s.close)
+            s.sendall(framed[:-len(report)])
+            for k in range(0, len(report), 40):
+                s.sendall(report[k:k + 40])
+                time.sleep(0.1)
+            s.sendall(b" " * 50)
+            status, body = read_answer(s)
+            self.assertEqual(status, 200, body)
+            self.assertTrue(json.loads(body)["stop_train"], body)
+
+        def test_bodies_over_the_memory_cap_get_503_at_once(self):
+            """Bodies being received hold at most 32 MiB together: a body declared past
+            that is answered 503 at once (and closed) while small ones still pass; the
+            memory comes back when the big ones go."""
+            srv = self.start()
+            big = []
+            head = (b"POST /jobs HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: 1048576\r\n\r\n")
+            for k in range(33):
+                s = connect(srv, f"127.0.0.{10 + k % 4}")
+                self.addCleanup(s.close)
+                s.sendall(head + b"[" + b" " * 999999)
+                big.append(s)
+            # 33,000,000 bytes held: one more 1 MiB body would pass 32 MiB.
+            deadline = time.monotonic() + 10
+            while True:
+                data, how = exchange(srv, head + b"[", timeout=5)
+                if status_lines(data) == [503] or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            self.assertEqual(status_lines(data), [503], data[:300])
+            self.assertEqual(how, "closed", data[:300])
+            self.assertIn(b"Retry-After: 1", data)
+            self.assertIn(b"request bodies", data)
+            # A small body still fits under the cap.
+            r = srv.request("POST", "/jobs", body=job_spec(job_id="itest-small"))
+            self.assertEqual(r.status, 201, r)
+            # A chunked body declares nothing: it is counted as it comes, and past the cap
+            # it is dropped and answered 503 at its end, its connection closed.
+            data, how = exchange(srv, b"POST /jobs HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: "
+                                 b"chunked\r\n\r\n" + b"%x\r\n" % 600000 + b" " * 600000 +
+                                 b"\r\n0\r\n\r\n", timeout=10)
+            self.assertEqual(status_lines(data), [503], data[:300])
+            self.assertEqual(how, "closed", data[:300])
+            for s in big:
+                s.close()
+            # The big bodies' bytes are given back: a 1 MiB body is read (and refused by
+            # the codec, not by the cap).
+            deadline = time.monotonic() + 10
+            while True:
+                s = connect(srv)
+                s.sendall(head + b"[" + b" " * (1048576 - 2) + b"]")
+                status, body = read_answer(s)
+                s.close()
+                if status != 503 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            self.assertEqual(status, 422, body[:300])
+            self.assertIn(b"request bodies", b"\n".join(log_lines(srv)))
+
+
 class SmugglingTest(ServerCase):
     """Two Content-Length headers, or Content-Length with Transfer-Encoding: 400, the
     connection closes, and neither the request nor the one hidden in its body runs."""
@@ -432,6 +554,8 @@ if BACKEND == "sqlite":
                 for args, env, status, needle in [
                     (["--idle-timeout", "1.5"], {}, 2, "--idle-timeout '1.5'"),
                     (["--header-timeout", "x"], {}, 2, "--header-timeout 'x'"),
+                    (["--body-timeout", "-2"], {}, 2, "--body-timeout '-2'"),
+                    ([], {"ZEUS_BSO_BODY_TIMEOUT": "1e999"}, 2, "ZEUS_BSO_BODY_TIMEOUT '1e999'"),
                     (["--drain-timeout", "-1"], {}, 2, "--drain-timeout '-1'"),
                     (["--max-connections-per-ip", "1e3"], {}, 2,
                      "--max-connections-per-ip '1e3'"),

@@ -279,6 +279,21 @@ class Lookup(ServerTestCase):
         self.assertEqual(r.headers.get("Allow"), "GET, POST, DELETE")
 
 
+    def test_answers_are_not_stored_by_caches(self):
+        """Answers hold job data: each says Cache-Control: no-store (issue 22 item 10), the
+        errors too; the dashboard's files keep their own no-cache."""
+        jid = self.register(job_id="insp-cache", job_id_prefix="insp")
+        self.assertEqual(self.get(f"/jobs/batch_size?job_id={jid}").status, 200)
+        for path in ("/jobs", f"/jobs/{jid}", f"/jobs/{jid}/trials", f"/jobs/{jid}/trials/1",
+                     "/jobs/nope", f"/jobs/{jid}/trials/abc", "/jobs?limit=0",
+                     "/openapi.json", "/metrics", "/healthz", "/nowhere"):
+            r = self.get(path)
+            self.assertEqual(r.headers.get("Cache-Control"), "no-store", (path, r.status))
+        r = self.srv.request("POST", "/jobs", body=job_spec(job_id=jid, job_id_prefix="insp"))
+        self.assertEqual((r.status, r.headers.get("Cache-Control")), (200, "no-store"))
+        self.assertEqual(self.get("/").headers.get("Cache-Control"), "no-cache")
+
+
 class Pages(ServerTestCase):
     def test_prefix_and_pages(self):
         ids = [f"pg-{k:02d}" for k in range(7)]
@@ -324,6 +339,7 @@ class Token(ServerTestCase):
             r = self.srv.request("GET", path)
             self.assertEqual(r.status, 401, (path, r))
             self.assertNotIn(b"itest-t", r.body, path)
+            self.assertEqual(r.headers.get("Cache-Control"), "no-store", path)
         self.assertEqual(self.srv.request("GET", "/jobs/itest-t", headers=auth).status, 200)
 
 

@@ -289,7 +289,7 @@ class JobsCliTest(unittest.TestCase):
                     self.assertEqual(float(r[field]), value)
 
         lines = self.both("ls").splitlines()
-        self.assertRegex(lines[0], r"^job id +stage +trials .* min cost \(J\) +spent \(J\) +"
+        self.assertRegex(lines[0], r"^job id +stage +policy +trials .* min cost \(J\) +spent \(J\) +"
                                    r"saved \(J\) +saved \(s\) +break-even +updated \(UTC\)$")
         self.assertEqual(len(lines), 1 + len(self.ids))
         for line, jid in zip(lines[1:], self.ids):
@@ -298,15 +298,15 @@ class JobsCliTest(unittest.TestCase):
             self.assertTrue(line.startswith(shown + " "), line)
             cells = line[len(shown):].split()
             s = j["savings"]
-            self.assertEqual(cells[:6], [j["stage"], str(j["trials"]["total"]),
+            self.assertEqual(cells[:7], [j["stage"], j["policy"], str(j["trials"]["total"]),
                                          str(j["trials"]["Dispatched"]),
                                          str(j["trials"]["Succeeded"]),
                                          str(j["trials"]["Failed"]), str(j["best_batch_size"])])
-            self.assertEqual(cells[6:11], [
+            self.assertEqual(cells[7:12], [
                 f1(j["min_cost"]), f1(s["spent"]["energy_j"]),
                 f1(s["saved"] and s["saved"]["energy_j"]), f1(s["saved"] and s["saved"]["time_s"]),
                 "-" if s["break_even_recurrence"] is None else str(s["break_even_recurrence"])])
-            self.assertEqual(cells[11], time.strftime("%Y-%m-%dT%H:%M:%SZ",
+            self.assertEqual(cells[12], time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                       time.gmtime(j["updated_at"])))
 
     def test_ls_pages_and_prefix(self):
@@ -485,6 +485,11 @@ class JobsCliTest(unittest.TestCase):
             err = self.zbso("curve", "jcli-0", "99999", source=source, code=1)
             self.assertIn("99999", err)
             self.assertIn("jcli-0", err)
+            # An id with a right-to-left override or a terminal escape is named escaped.
+            err = self.zbso("show", "no-such-\u202ejob\x1b[2J", source=source, code=1)
+            self.assertIn("no-such-\\u202ejob\\x1b[2J", err)
+            self.assertNotIn("\u202e", err)
+            self.assertNotIn("\x1b", err)
 
     def test_usage_errors(self):
         for args, words in [(["show"], ["JOB"]), (["curve", "jcli-0", "x"], ["'x'"]),

@@ -11,6 +11,7 @@ an empty database (version 0) migrated to the latest, and `zbso migrate --sql`'s
 applied by the mariadb client."""
 
 import os
+import re
 import sqlite3
 import subprocess
 import tempfile
@@ -25,7 +26,17 @@ PREVIOUS_VERSION = {"sqlite": 3, "postgresql": 2}
 BEFORE_CURVES = {"sqlite": 4, "postgresql": 3}
 # The schema version before power_profiles (power-limit profiles per batch size).
 BEFORE_PROFILES = {"sqlite": 5, "postgresql": 4, "mysql": 1}
-LATEST_VERSION = {"sqlite": 6, "postgresql": 5, "mysql": 2}
+
+
+def latest_version(url, cwd):
+    """The newest schema version the binary knows for url's backend, from the binary itself
+    (the message of `zbso migrate --to` past it), so that no test holds the number."""
+    r = run_cli(["migrate", "--to", "1000000", "--db", url], cwd=cwd)
+    m = re.search(r"is beyond the latest \w+ schema version (\d+)", r.stderr)
+    if r.returncode != 2 or m is None:
+        raise AssertionError(f"zbso migrate --to 1000000 did not name the latest version: "
+                             f"{r.returncode} {r.stderr!r}")
+    return int(m.group(1))
 
 
 class MigrateCase(unittest.TestCase):
@@ -101,7 +112,7 @@ class MigrateTest(MigrateCase):
     def test_newer_schema_refused(self):
         """A database of a newer zbso (its schema version past this binary's) is refused
         by serve and by migrate, naming both versions, and left as it was."""
-        latest = LATEST_VERSION[self.database.kind]
+        latest = latest_version(self.url, self.tmp)
         r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.set_version(latest + 1)
@@ -219,7 +230,7 @@ class OlderVersions:
 
         r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
-        latest = LATEST_VERSION[self.database.kind]
+        latest = latest_version(self.url, self.tmp)
         self.assertIn(f"schema version {previous} -> {latest}", r.stdout + r.stderr)
         trials = self.database.rows("trials")
         self.assertEqual([(t["job_id"], t["trial_number"], t["start_time"], t["request_key"])
@@ -274,7 +285,7 @@ class OlderVersions:
         self.assertIn(f"version {before}", r.stderr)
         r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
-        latest = LATEST_VERSION[self.database.kind]
+        latest = latest_version(self.url, self.tmp)
         self.assertIn(f"schema version {before} -> {latest}", r.stdout + r.stderr)
         self.assertEqual({j["job_id"]: j["updated_at"] for j in self.database.rows("jobs")},
                          {"old-c": 7.25, "old-bare": 2.5, "old-end": 9.75})
@@ -332,7 +343,7 @@ class BeforeProfiles:
         srv = Server(tmpdir=self.tmp, database=self.database, args=["--migrate"])
         self.addCleanup(srv.close)
         srv.start()
-        latest = LATEST_VERSION[self.database.kind]
+        latest = latest_version(self.url, self.tmp)
         self.assertIn("power_profiles", self.database.tables())
         jid = srv.request("POST", "/jobs", body=job_spec(job_id="itest-p")).json["job_id"]
         body = {"job_id": jid, "batch_size": 8,
@@ -347,11 +358,78 @@ class BeforeProfiles:
 
 
 
+class BeforePolicy:
+    """Every backend: the version before the policy step (issue 21), found in the binary's
+    own SQL so that the step may move to another number."""
+
+    def policy_step(self):
+        latest = latest_version(self.url, self.tmp)
+        for v in range(1, latest + 1):
+            r = run_cli(["migrate", "--sql", "--from", str(v - 1), "--to", str(v),
+                         "--db", self.url], cwd=self.tmp)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            if "ADD COLUMN policy" in r.stdout:
+                return v, latest
+        self.fail("no schema step adds jobs.policy")
+
+    def test_version_before_policy_gains_zeus_jobs(self):
+        """A job stored before the step is a zeus job without a warm start after it, and
+        stays one on a server whose default is smart: a re-registration without the field
+        matches it, one naming smart is a 409; new jobs take the default."""
+        step, latest = self.policy_step()
+        before = step - 1
+        r = run_cli(["migrate", "--to", str(before), "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        bs = "{8,16}" if self.database.kind == "postgresql" else "8,16"
+        rng = "0" * 31 + "1:" + "0" * 31 + "1:0:00000000"
+        self.write_sql(
+            "INSERT INTO jobs (job_id, job_id_prefix, batch_sizes, default_batch_size,"
+            " eta_knob, beta_knob, target_metric, higher_is_better_metric, max_epochs,"
+            " num_pruning_rounds, window_size, mab_prior_mean, mab_prior_precision,"
+            " mab_num_explorations, mab_seed, max_power, number_of_gpus, gpu_model, stage,"
+            " exp_default_batch_size, min_cost, min_cost_batch_size, rng_state, num_trials,"
+            " created_at, version, updated_at) VALUES ('old-1', 'old', '" + bs + "', 8, 0.5,"
+            " NULL, 0.9, TRUE, 10, 2, 0, 0, 0, 2, NULL, 300, 1, 'A40', 0, 8, NULL, 8,"
+            f" '{rng}', 0, 1.5, 1, 1.5);")
+        self.assertNotIn("policy", self.database.rows("jobs")[0])
+        r = self.serve_once()
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn(f"version {before}", r.stderr)
+        r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"schema version {before} -> {latest}", r.stdout + r.stderr)
+        row = self.database.rows("jobs")[0]
+        self.assertEqual((row["job_id"], row["policy"], bool(row["warm_start"])),
+                         ("old-1", "zeus", False))
+        self.assertIn(row["prior_jobs"], ("", b""))
+
+        srv = Server(tmpdir=self.tmp, database=self.database, args=["--policy", "smart"])
+        self.addCleanup(srv.close)
+        srv.start()
+        self.assertEqual(srv.request("GET", "/jobs/old-1").json["policy"], "zeus")
+        old = {"job_id": "old-1", "job_id_prefix": "old", "batch_sizes": [8, 16],
+               "default_batch_size": 8, "beta_knob": None, "target_metric": 0.9,
+               "max_epochs": 10, "max_power": 300, "number_of_gpus": 1, "gpu_model": "A40"}
+        r = srv.request("POST", "/jobs", body=old)
+        self.assertEqual(r.status, 200, r)
+        self.assertNotIn("policy", r.json)
+        self.assertEqual(srv.request("POST", "/jobs", body={**old, "policy": "smart"}).status,
+                         409)
+        r = srv.request("POST", "/jobs", body=job_spec(job_id="itest-new", prior_jobs=["old-1"]))
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual((r.json["policy"], r.json["warm_start"], r.json["prior_jobs"]),
+                         ("smart", True, ["old-1"]))
+        rows = {j["job_id"]: j for j in self.database.rows("jobs")}
+        self.assertEqual((rows["itest-new"]["policy"], bool(rows["itest-new"]["warm_start"])),
+                         ("smart", True))
+        self.assertIn(rows["itest-new"]["prior_jobs"], ("old-1", b"old-1"))
+
+
 class FirstVersion:
     """MariaDB: what its schema history has from version 0 (an empty database)."""
 
     def test_empty_database_migrated_to_latest(self):
-        latest = LATEST_VERSION["mysql"]
+        latest = latest_version(self.url, self.tmp)
         r = run_cli(["migrate", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"schema version 0 -> {latest}", r.stdout + r.stderr)
@@ -378,7 +456,7 @@ class FirstVersion:
     def test_sql_applied_by_the_client_is_the_schema(self):
         """`zbso migrate --sql` (from 0) run by the mariadb client makes the schema zbso
         expects: migrate then finds the latest version and the server starts on it."""
-        latest = LATEST_VERSION["mysql"]
+        latest = latest_version(self.url, self.tmp)
         r = run_cli(["migrate", "--sql", "--db", self.url], cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("GET_LOCK", r.stdout)
@@ -399,7 +477,7 @@ class FirstVersion:
         self.assertNotIn("CREATE TABLE", r.stdout)
 
 
-class VersionsTest(MigrateCase, BeforeProfiles,
+class VersionsTest(MigrateCase, BeforeProfiles, BeforePolicy,
                    FirstVersion if BACKEND == "mysql" else OlderVersions):
     """The version tests of this backend's schema history."""
 

@@ -94,15 +94,19 @@ class FaultyServer(unittest.TestCase):
 
 
 class DiskFaults(FaultyServer):
-    def check_fault(self, line, words, calls):
+    def check_fault(self, line, words, reason, calls):
         self.assertEqual(self.register("itest-before").status, 201)
         self.set_fault(line)
         r = self.register("itest-during")
         self.assert_503(r, *words)
         # Reads do not write: a re-registration of a stored job still answers 200.
         self.assertEqual(self.register("itest-before").status, 200)
+        # /healthz, asked without a token, gives the class of the cause, not its message
+        # (which names the file); the log has the message.
         h = self.srv.request("GET", "/healthz")
-        self.assert_503(h, *words)
+        self.assert_503(h)
+        self.assertEqual(h.json, {"status": "unavailable", "reason": reason}, h)
+        self.assertIn("GET /healthz 503: ", self.srv.log_tail())
         hit = self.faults_hit()
         self.assertTrue(any(h.split()[0] in calls for h in hit), hit)
         self.assertEqual(self.register("itest-during").status, 503)
@@ -115,16 +119,16 @@ class DiskFaults(FaultyServer):
         self.assertEqual(ids, ["itest-after", "itest-before", "itest-during"])
 
     def test_disk_full_answers_503_then_recovers(self):
-        self.check_fault(f"ENOSPC write {self.db.path}", ["disk is full"],
+        self.check_fault(f"ENOSPC write {self.db.path}", ["disk is full"], "disk_full",
                          ("write", "pwrite", "pwrite64"))
 
     def test_io_error_on_write_answers_503_then_recovers(self):
-        self.check_fault(f"EIO write {self.db.path}", ["I/O error while writing"],
+        self.check_fault(f"EIO write {self.db.path}", ["I/O error while writing"], "io_error",
                          ("write", "pwrite", "pwrite64"))
 
     def test_io_error_on_sync_answers_503_then_recovers(self):
         self.check_fault(f"EIO sync {self.db.path}-wal", ["I/O error while syncing"],
-                         ("fsync", "fdatasync"))
+                         "io_error", ("fsync", "fdatasync"))
 
     def test_full_disk_under_load_loses_nothing_acknowledged(self):
         # Clients that retry 503 after Retry-After, as zbso's own client does, while the
@@ -175,6 +179,51 @@ class LockedDatabase(FaultyServer):
         self.assertGreaterEqual(waited, BUSY_TIMEOUT_S - 0.5, "503 before the busy timeout")
         self.assertEqual(self.register("itest-during").status, 201)
         self.assertEqual(self.job_ids_after_restart(), ["itest-before", "itest-during"])
+
+
+class HealthzDetails(unittest.TestCase):
+    """GET /healthz of a store that failed (its database file deleted) names the file only
+    to a caller with the API token; without it, only the reason class (issue 22 item 8)."""
+
+    TOKEN = "healthz-details-token-0123"
+    READ = "healthz-read-token-4567"
+    CLIENT = "healthz-client-token-89ab"
+
+    def test_cause_only_with_the_token(self):
+        require_binary()
+        tmp = tempfile.TemporaryDirectory(prefix="zbso-health-")
+        self.addCleanup(tmp.cleanup)
+        db = SqliteDatabase(os.path.join(tmp.name, "x.db"))
+        srv = Server(tmpdir=tmp.name, database=db, env={"ZEUS_BSO_API_TOKEN": self.TOKEN,
+                                                         "ZBSO_READ_TOKEN": self.READ,
+                                                         "ZBSO_CLIENT_TOKEN": self.CLIENT})
+        self.addCleanup(srv.close)
+        srv.start()
+        self.assertEqual(srv.request("GET", "/healthz").json, {"status": "ok"})
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(db.path + suffix):
+                os.unlink(db.path + suffix)
+        deadline = time.monotonic() + 10
+        while srv.request("GET", "/healthz").status == 200:
+            self.assertLess(time.monotonic(), deadline, "the deletion was not noticed")
+            time.sleep(0.1)
+        # The training clients' token is no operator's: it gets the class only, too.
+        for headers in ({}, {"Authorization": "Bearer wrong-token-wrong-token"},
+                        {"Authorization": "Basic " + "eDp3cm9uZw=="},
+                        {"Authorization": f"Bearer {self.CLIENT}"}):
+            h = srv.request("GET", "/healthz", headers=headers)
+            self.assertEqual(h.status, 503, h)
+            self.assertEqual(h.json, {"status": "unavailable", "reason": "database_gone"}, h)
+            self.assertNotIn(tmp.name.encode(), h.body)
+            self.assertEqual(h.headers.get("Retry-After"), "1", h.headers)
+        for token in (self.TOKEN, self.READ):
+            h = srv.request("GET", "/healthz", headers={"Authorization": f"Bearer {token}"})
+            self.assertEqual(h.status, 503, h)
+            self.assertEqual((h.json["status"], h.json["reason"]),
+                             ("unavailable", "database_gone"))
+            self.assertIn(db.path, h.json["message"])
+            self.assertIn("deleted", h.json["message"])
+        self.assertIn(db.path, srv.log_tail(10 ** 6))
 
 
 # -- a database the server cannot write ---------------------------------------------------

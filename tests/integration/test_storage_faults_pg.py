@@ -45,7 +45,7 @@ class ReadOnlyPg(unittest.TestCase):
         self.assertEqual(self.register("itest-before").status, 200)
         h = self.srv.request("GET", "/healthz")
         self.assertEqual(h.status, 503, h)
-        self.assertIn("read-only", h.json["message"])
+        self.assertEqual(h.json, {"status": "unavailable", "reason": "read_only"}, h)
         self.set_read_only(False)
         self.assertTrue(self.srv.healthy(), self.srv.log_tail())
         self.assertEqual(self.register("itest-during").status, 201)

@@ -49,6 +49,11 @@ s = socket.socket()
 s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])')"
 
+# the newest schema version, from the binary (no test holds the number)
+latest="$("$zbso" migrate --to 1000000 --db "mysql://127.0.0.1:$closed_port/x" 2>&1 || true)"
+latest="$(sed -n 's/.*is beyond the latest mysql schema version \([0-9]*\).*/\1/p' <<<"$latest")"
+[[ -n "$latest" ]] || fail "migrate --to 1000000 did not name the latest version"
+
 # --sql: the whole schema, for every spelling, touching no database
 for scheme in mysql mysql+asyncmy mysql+aiomysql mysql+pymysql mysql+mysqldb \
     mysql+mysqlconnector mariadb mariadb+mariadbconnector; do
@@ -65,56 +70,59 @@ for scheme in mysql mysql+asyncmy mysql+aiomysql mysql+pymysql mysql+mysqldb \
     expect_in "$tmp/sql.out" "INSERT INTO zbso_schema (version) VALUES (1);"
     expect_in "$tmp/sql.out" "CREATE TABLE IF NOT EXISTS power_profiles ("
     expect_in "$tmp/sql.out" "UPDATE zbso_schema SET version = 2;"
+    expect_in "$tmp/sql.out" "ADD COLUMN policy VARCHAR(16) NOT NULL DEFAULT ''zeus''"
+    expect_in "$tmp/sql.out" "UPDATE zbso_schema SET version = $latest;"
     [[ "$(tail -n 1 "$tmp/sql.out")" == "COMMIT;" ]] || fail "--sql does not end with COMMIT;"
     expect_not_in "$tmp/sql.out" "PRAGMA"
     expect_not_in "$tmp/sql.out" "BIGINT[]"
     expect_not_in "$tmp/sql.out" "pg_advisory"
     expect_not_in "$tmp/sql.err" "SqlSecret1"
 done
-# --from 1: power profiles only; --from 2: nothing left to create; --from 3: no such
-# version, named
+# --from 1: power profiles and later steps; --from the latest: nothing left to create;
+# beyond it: no such version, named
 "$zbso" migrate --sql --from 1 --db "mysql://127.0.0.1:$closed_port/x" >"$tmp/up1.out"
 expect_in "$tmp/up1.out" "CREATE TABLE IF NOT EXISTS power_profiles ("
 expect_not_in "$tmp/up1.out" "CREATE TABLE IF NOT EXISTS jobs"
-"$zbso" migrate --sql --from 2 --db "mysql://127.0.0.1:$closed_port/x" >"$tmp/up.out"
+"$zbso" migrate --sql --from "$latest" --db "mysql://127.0.0.1:$closed_port/x" >"$tmp/up.out"
 expect_not_in "$tmp/up.out" "CREATE TABLE"
+expect_not_in "$tmp/up.out" "ALTER TABLE"
 status=0
-"$zbso" migrate --sql --from 3 --db "mysql://127.0.0.1:$closed_port/x" >"$tmp/up2.out" \
-    2>"$tmp/up2.err" || status=$?
-[[ $status -eq 2 ]] || fail "migrate --sql --from 3 exited $status, not 2"
-expect_in "$tmp/up2.err" "versions 0..2 exist"
+"$zbso" migrate --sql --from $((latest + 1)) --db "mysql://127.0.0.1:$closed_port/x" \
+    >"$tmp/up2.out" 2>"$tmp/up2.err" || status=$?
+[[ $status -eq 2 ]] || fail "migrate --sql --from $((latest + 1)) exited $status, not 2"
+expect_in "$tmp/up2.err" "versions 0..$latest exist"
 
 # the printed SQL, applied by the mariadb client, is the schema zbso expects
 url="$("$ZBSO_MYSQL_CTL" createdb cli_sql)"
 sql -D cli_sql <"$tmp/sql.out" >/dev/null || fail "mariadb could not apply migrate --sql's output"
 "$zbso" migrate --db "$url" >"$tmp/m.out" 2>"$tmp/m.err" || fail "migrate after the client: $(cat "$tmp/m.err")"
-expect_in "$tmp/m.out" "schema version 2 -> 2"
-[[ "$(sql -D cli_sql -e "SELECT version FROM zbso_schema")" == 2 ]] ||
-    fail "zbso_schema of the applied SQL does not hold 2"
+expect_in "$tmp/m.out" "schema version $latest -> $latest"
+[[ "$(sql -D cli_sql -e "SELECT version FROM zbso_schema")" == "$latest" ]] ||
+    fail "zbso_schema of the applied SQL does not hold $latest"
 
-# migrate on an empty database: 0 -> 2, then current; the password never shown
+# migrate on an empty database: 0 -> the latest, then current; the password never shown
 url="$("$ZBSO_MYSQL_CTL" createdb cli_migrate)"
 "$zbso" migrate --db "$url" >"$tmp/m1.out" 2>"$tmp/m1.err" || fail "migrate: $(cat "$tmp/m1.err")"
-expect_in "$tmp/m1.out" "schema version 0 -> 2"
+expect_in "$tmp/m1.out" "schema version 0 -> $latest"
 expect_in "$tmp/m1.out" "mysql://$ZBSO_MYSQL_USER:***@127.0.0.1:$port/cli_migrate"
 "$zbso" migrate --db "$url" >"$tmp/m2.out" 2>"$tmp/m2.err" || fail "migrate again: $(cat "$tmp/m2.err")"
-expect_in "$tmp/m2.out" "schema version 2 -> 2"
+expect_in "$tmp/m2.out" "schema version $latest -> $latest"
 # the credentials come from the environment this time
 ZEUS_BSO_DB_USER="$ZBSO_MYSQL_USER" ZEUS_BSO_DB_PASSWORD="$pw" \
     "$zbso" migrate --db "mysql+asyncmy://127.0.0.1:$port/cli_migrate" \
     >"$tmp/m3.out" 2>"$tmp/m3.err" || fail "migrate with ZEUS_BSO_DB_*: $(cat "$tmp/m3.err")"
-expect_in "$tmp/m3.out" "schema version 2 -> 2"
+expect_in "$tmp/m3.out" "schema version $latest -> $latest"
 for f in m1 m2 m3; do
     expect_not_in "$tmp/$f.out" "$pw"
     expect_not_in "$tmp/$f.err" "$pw"
 done
 
 # a newer schema: serve refuses it naming both versions and zbso migrate's way out
-sql -D cli_migrate -e "UPDATE zbso_schema SET version = 3"
+sql -D cli_migrate -e "UPDATE zbso_schema SET version = $((latest + 1))"
 status=0
 timeout 30 "$zbso" serve --port 0 --db "$url" >"$tmp/s.out" 2>"$tmp/s.err" || status=$?
-[[ $status -ne 0 && $status -ne 124 ]] || fail "serve on schema version 3 exited $status"
-expect_in "$tmp/s.err" "schema version 3, newer than this binary's 2"
+[[ $status -ne 0 && $status -ne 124 ]] || fail "serve on schema version $((latest + 1)) exited $status"
+expect_in "$tmp/s.err" "schema version $((latest + 1)), newer than this binary's $latest"
 expect_not_in "$tmp/s.out" "listening"
 expect_not_in "$tmp/s.err" "$pw"
 
@@ -164,7 +172,7 @@ fi
 # the unix socket, with query options
 sock_url="mysql://$ZBSO_MYSQL_USER:$pw@localhost/cli_migrate?unix_socket=$ZBSO_MYSQL_SOCKET"
 sock_url="$sock_url&charset=utf8mb4&ssl-mode=DISABLED"
-sql -D cli_migrate -e "UPDATE zbso_schema SET version = 2"
+sql -D cli_migrate -e "UPDATE zbso_schema SET version = $latest"
 if serve_until_listening "$tmp/sock" --db "$sock_url"; then
     code="$(curl -s -o /dev/null -w '%{http_code}' "http://$listen/healthz")"
     [[ "$code" == 200 ]] || fail "GET /healthz over the socket answered $code"

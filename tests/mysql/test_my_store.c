@@ -769,7 +769,7 @@ static void test_schema_created_on_empty_database(void **state)
     zbso_err err = {0};
     store *st = NULL;
     int v = -1;
-    assert_int_equal(b->latest_schema_version, 2);
+    assert_int_equal(b->latest_schema_version, MY_LATEST);
     /* without create_if_empty an empty database is refused, naming zbso migrate */
     assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
     assert_null(st);
@@ -780,11 +780,11 @@ static void test_schema_created_on_empty_database(void **state)
 
     st = open_store(NULL);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
+    assert_int_equal(v, MY_LATEST);
     assert_int_equal(store_migrate(st, 0, &err), 0);
-    assert_int_equal(store_migrate(st, 3, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate(st, MY_LATEST + 1, &err), ZBSO_EINVAL);
     store_close(st);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), MY_LATEST);
     assert_int_equal(n_tables(), 6);
     /* InnoDB (row locks, transactions), utf8mb4; job ids binary */
     assert_int_equal(query_int("SELECT count(*) FROM information_schema.tables WHERE"
@@ -833,7 +833,7 @@ static void test_step_cut_short_is_finished(void **state)
     store_close(st);
     assert_int_equal(n_tables(), 6);
     assert_int_equal(query_int("SELECT count(*) FROM zbso_schema"), 1);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), MY_LATEST);
 }
 
 /* Step 2 (power profiles) cut short after its table and before its version: the database
@@ -855,10 +855,10 @@ static void test_step_2_cut_short_is_finished(void **state)
     assert_non_null(strstr(err.msg, "version 1"));
     st = open_store(&(store_options){.migrate = true});
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
+    assert_int_equal(v, MY_LATEST);
     store_close(st);
     assert_int_equal(n_tables(), 6);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), MY_LATEST);
 }
 
 static void test_newer_and_foreign_schemas_refused(void **state)
@@ -944,7 +944,7 @@ static void test_three_replicas_create_the_schema_at_once(void **state)
             if (s[i].rc != 0)
                 fail_msg("round %d starter %d: %d %s", round, i, s[i].rc, s[i].msg);
         assert_int_equal(query_int("SELECT count(*) FROM zbso_schema"), 1);
-        assert_int_equal(query_int("SELECT version FROM zbso_schema"), 2);
+        assert_int_equal(query_int("SELECT version FROM zbso_schema"), MY_LATEST);
     }
 }
 
@@ -966,15 +966,55 @@ static void test_migrate_sql(void **state)
     assert_non_null(strstr(all.text, "UPDATE zbso_schema SET version = 2;"));
     assert_int_equal(store_migrate_sql(b, 1, 1, sql_line, &up, &err), 0);
     assert_null(strstr(up.text, "CREATE TABLE"));
-    assert_int_equal(store_migrate_sql(b, 0, 3, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate_sql(b, 0, MY_LATEST + 1, sql_line, &up, &err), ZBSO_EINVAL);
     /* the text runs as it is (the mariadb client would do the same) and gives the latest
      * schema */
     assert_int_equal(my_sql(g_name, all.text), 0);
     store *st = open_store(&(store_options){0});
     int v = 0;
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 2);
+    assert_int_equal(v, MY_LATEST);
     store_close(st);
+}
+
+/* The policy step (issue 21) cut short after its ALTER TABLE and before its version: MySQL
+ * has no ADD COLUMN IF NOT EXISTS, so the step adds the columns only while jobs has no
+ * policy column, and runs again as it is. Its number is found in its SQL. */
+static void test_policy_step_cut_short_is_finished(void **state)
+{
+    const store_backend *b = my_backend();
+    zbso_err err = {0};
+    store *st = NULL;
+    int step = 0, v = -1;
+    for (int i = 1; i <= b->latest_schema_version && step == 0; i++)
+        if (strstr(b->schema_steps[i - 1][0], "ADD COLUMN policy") != NULL)
+            step = i;
+    assert_true(step > 0);
+    assert_int_equal(store_open(g_url, &(store_options){.any_schema = true}, &st, &err), 0);
+    assert_int_equal(store_migrate(st, step - 1, &err), 0);
+    store_close(st);
+    /* every statement of the step but the last (the version), in one session: the step
+     * keeps its ALTER TABLE in a session variable */
+    char cut[4096];
+    size_t len = 0;
+    cut[0] = '\0';
+    for (const char *const *sql = b->schema_steps[step - 1]; sql[1] != NULL; sql++) {
+        len += (size_t)snprintf(cut + len, sizeof cut - len, "%s\n", *sql);
+        assert_true(len < sizeof cut);
+    }
+    assert_int_equal(my_sql(g_name, cut), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM information_schema.columns WHERE"
+                               " table_schema = DATABASE() AND table_name = 'jobs' AND"
+                               " column_name IN ('policy', 'warm_start', 'prior_jobs')"), 3);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), step - 1);
+    st = open_store(&(store_options){.migrate = true});
+    assert_int_equal(store_schema_version(st, &v, &err), 0);
+    assert_int_equal(v, MY_LATEST);
+    zbso_job j;
+    make_job(&j, "after-policy-cut");
+    assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
+    store_close(st);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), MY_LATEST);
 }
 
 /* ---- credentials and messages ---- */
@@ -1394,6 +1434,7 @@ int main(void)
         cmocka_unit_test_setup(test_schema_created_on_empty_database, fresh),
         cmocka_unit_test_setup(test_step_cut_short_is_finished, fresh),
         cmocka_unit_test_setup(test_step_2_cut_short_is_finished, fresh),
+        cmocka_unit_test_setup(test_policy_step_cut_short_is_finished, fresh),
         cmocka_unit_test_setup(test_newer_and_foreign_schemas_refused, fresh),
         cmocka_unit_test_setup(test_three_replicas_create_the_schema_at_once, fresh),
         cmocka_unit_test_setup(test_migrate_sql, fresh),

@@ -645,7 +645,7 @@ static void test_schema_created_on_empty_database(void **state)
     zbso_err err = {0};
     store *st = NULL;
     int v = -1;
-    assert_int_equal(b->latest_schema_version, 5);
+    assert_int_equal(b->latest_schema_version, PG_LATEST);
     /* without create_if_empty an empty database is refused, naming zbso migrate */
     assert_int_equal(store_open(g_url, &(store_options){0}, &st, &err), ZBSO_ESCHEMA);
     assert_null(st);
@@ -656,13 +656,13 @@ static void test_schema_created_on_empty_database(void **state)
 
     st = open_store(NULL);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 5);
+    assert_int_equal(v, PG_LATEST);
     assert_int_equal(store_migrate(st, 0, &err), 0);
     assert_int_equal(store_migrate(st, 1, &err), ZBSO_ESCHEMA);
     assert_non_null(strstr(err.msg, "cannot go down"));
-    assert_int_equal(store_migrate(st, 6, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate(st, PG_LATEST + 1, &err), ZBSO_EINVAL);
     store_close(st);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 5);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), PG_LATEST);
     /* jobs.updated_at, NOT NULL without a default; the byte-order index of job ids */
     assert_int_equal(query_int("SELECT count(*) FROM information_schema.columns WHERE"
                                " table_name = 'jobs' AND column_name = 'updated_at'"
@@ -731,7 +731,7 @@ static void test_older_schema_refused_then_migrated(void **state)
         " ('ended-v2', 1, 8, 0, 1, 4.5, 70.5, 9.25, 1, 2, 0.5, 3, true)"), 0);
     assert_int_equal(store_migrate(st, 0, &err), 0);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 5);
+    assert_int_equal(v, PG_LATEST);
     store_close(st);
     assert_int_equal(query_int("SELECT count(*) FROM trials WHERE job_id = 'at-v2' AND"
                                " trial_number = 1 AND start_time = 5.5 AND request_key IS NULL"),
@@ -757,7 +757,7 @@ static void test_older_schema_refused_then_migrated(void **state)
     make_job(&j, "after-migrate");
     assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
     store_close(st);
-    assert_int_equal(query_int("SELECT version FROM zbso_schema"), 5);
+    assert_int_equal(query_int("SELECT version FROM zbso_schema"), PG_LATEST);
 
     /* an empty database, step by step */
     assert_int_equal(pg_fresh_db(g_name, g_url, sizeof g_url), 0);
@@ -769,7 +769,7 @@ static void test_older_schema_refused_then_migrated(void **state)
     assert_int_equal(v, 1);
     assert_int_equal(store_migrate(st, 0, &err), 0);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 5);
+    assert_int_equal(v, PG_LATEST);
     assert_int_equal(store_exec(st, u_insert, &j, &err), 0);
     store_close(st);
 }
@@ -849,7 +849,7 @@ static void test_three_replicas_create_the_schema_at_once(void **state)
             if (s[i].rc != 0)
                 fail_msg("round %d starter %d: %d %s", round, i, s[i].rc, s[i].msg);
         assert_int_equal(query_int("SELECT count(*) FROM zbso_schema"), 1);
-        assert_int_equal(query_int("SELECT version FROM zbso_schema"), 5);
+        assert_int_equal(query_int("SELECT version FROM zbso_schema"), PG_LATEST);
     }
 }
 
@@ -880,13 +880,13 @@ static void test_migrate_sql(void **state)
     assert_non_null(strstr(up.text, "CREATE INDEX"));
     assert_int_equal(store_migrate_sql(b, 2, 1, sql_line, &up, &err), ZBSO_EINVAL);
     assert_null(strstr(up.text, "request_key"));
-    assert_int_equal(store_migrate_sql(b, 0, 6, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate_sql(b, 0, PG_LATEST + 1, sql_line, &up, &err), ZBSO_EINVAL);
     /* the text runs as it is (psql would do the same) and gives the latest schema */
     assert_int_equal(pg_sql(g_name, all.text), 0);
     store *st = open_store(&(store_options){0});
     int v = 0;
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 5);
+    assert_int_equal(v, PG_LATEST);
     store_close(st);
 }
 

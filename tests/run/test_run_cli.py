@@ -394,6 +394,28 @@ class TestEmbedded(RunCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("--metric-regex '(['", p.stderr)
 
+    def test_policy_in_the_job_file(self):
+        """The job file's policy, warm_start and prior_jobs are the job's (issue 21); a bad
+        one stops the run naming the file and the field."""
+        cmd = [*TRAIN, "--bs", "{bs}", "--rates", RATES]
+        p = self.run_zbso(spec(policy="smart", prior_jobs=["job-0"]), 2, cmd,
+                          extra=["--no-gpu", "--metric-regex", REGEX])
+        self.assertOk(p)
+        con = sqlite3.connect(os.path.join(self.dir, "x.db"))
+        try:
+            row = con.execute("SELECT policy, warm_start, prior_jobs FROM jobs").fetchall()
+        finally:
+            con.close()
+        self.assertEqual(row, [("smart", 1, "job-0")])
+        self.assertEqual(len(self.trials()), 2)
+        for job, field in ((spec(job_id="job-2", policy="fast"), "policy"),
+                           (spec(job_id="job-3", policy="zeus", warm_start=True), "policy"),
+                           (spec(job_id="job-4", prior_jobs="job-0"), "prior_jobs")):
+            with self.subTest(job):
+                p = self.run_zbso(job, 1, ["true"], extra=["--no-gpu"])
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertIn(f"job file job.json: {field}", p.stderr)
+
     def test_job_file_limit_and_read_errors(self):
         def run_spec(path):
             e = {k: v for k, v in os.environ.items() if not k.startswith("ZEUS_")}
@@ -578,6 +600,15 @@ class TestServer(RunCase):
             costs.setdefault(bs, []).append(cost)
         for bs, c in costs.items():
             self.assertTrue(len(c) == 1 or len(set(c)) > 1, (bs, served_costs))
+
+    def test_policy_reaches_the_server(self):
+        cmd = [*TRAIN, "--bs", "{bs}", "--rates", RATES]
+        p = self.run_zbso(spec(policy="smart", warm_start=True), 1, cmd,
+                          mode=("--server", self.url()),
+                          extra=["--no-gpu", "--metric-regex", REGEX])
+        self.assertOk(p)
+        doc = self.server.request("GET", "/jobs/job-1").json
+        self.assertEqual((doc["policy"], doc["spec"]["warm_start"]), ("smart", True))
 
     def test_client_mode_through_the_server(self):
         cmd = [*TRAIN, "--client", "--rates", RATES, "--record", self.record]

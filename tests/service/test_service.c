@@ -67,7 +67,7 @@ static int setup(void **state)
     if (store_open(url, &opt, &fx->st, &err) != 0)
         fail_msg("store_open(%s): %s", url, err.msg);
     fx->clock.now = 1000.0;
-    fx->env = (svc_env){fake_now, fake_entropy, &fx->clock, 0, NULL};
+    fx->env = (svc_env){fake_now, fake_entropy, &fx->clock, 0, NULL, ZBSO_POLICY_ZEUS};
     *state = fx;
     return 0;
 }
@@ -248,6 +248,106 @@ static void test_register(void **state)
     uint32_t zeros[4] = {0, 0, 0, 0};
     rng_seed_words(&want, zeros, 4);
     assert_memory_equal(&p.job.rng, &want, sizeof want);
+}
+
+/* Fails unless job_id is unknown to the store. */
+static void peek_arg_missing(fixture *fx, const char *job_id)
+{
+    peek p;
+    zbso_err err;
+    memset(&p, 0, sizeof p);
+    p.job_id = job_id;
+    assert_int_equal(store_exec(fx->st, peek_fn, &p, &err), ZBSO_ENOTFOUND);
+}
+
+/* Issue 21: a new job without a policy takes the server's default, stored resolved; the
+ * job's own field wins; a re-registration without the field matches the stored policy
+ * whatever the default is now, one that names another policy, warm start or prior jobs is
+ * a 409; a warm start that resolves to the zeus policy is refused. */
+static void test_register_policy(void **state)
+{
+    fixture *fx = *state;
+    zbso_job_spec out;
+    bool created;
+    zbso_err err;
+
+    fx->env.default_policy = ZBSO_POLICY_SMART;
+    zbso_job_spec d = make_spec("job-default");
+    register_ok(fx, &d, true);
+    peek p = peek_at(fx, "job-default", 0);
+    assert_int_equal(p.job.spec.policy, ZBSO_POLICY_SMART);
+    assert_true(p.job.spec.has_policy);
+    zbso_job_spec z = make_spec("job-zeus");
+    z.policy = ZBSO_POLICY_ZEUS;
+    z.has_policy = true;
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &z, &out, &created, NULL, &err), 0);
+    assert_true(created);
+    assert_int_equal(out.policy, ZBSO_POLICY_ZEUS);
+    assert_int_equal(peek_at(fx, "job-zeus", 0).job.spec.policy, ZBSO_POLICY_ZEUS);
+
+    /* The default changes (a restart with another --policy): re-registrations without the
+     * field still match, and are answered with the stored policy. */
+    fx->env.default_policy = ZBSO_POLICY_ZEUS;
+    zbso_job_spec again = make_spec("job-default");
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &again, &out, &created, NULL, &err), 0);
+    assert_false(created);
+    assert_int_equal(out.policy, ZBSO_POLICY_SMART);
+    again = make_spec("job-zeus");
+    fx->env.default_policy = ZBSO_POLICY_SMART;
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &again, &out, &created, NULL, &err), 0);
+    assert_false(created);
+    assert_int_equal(out.policy, ZBSO_POLICY_ZEUS);
+
+    /* Naming the stored policy matches; naming another, or another warm start, is 409. */
+    again = make_spec("job-default");
+    again.policy = ZBSO_POLICY_SMART;
+    again.has_policy = true;
+    register_ok(fx, &again, false);
+    again.policy = ZBSO_POLICY_ZEUS;
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &again, &out, &created, NULL, &err),
+                     ZBSO_ECONFLICT);
+    assert_non_null(strstr(err.msg, "job-default"));
+    again = make_spec("job-default");
+    again.warm_start = true;
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &again, &out, &created, NULL, &err),
+                     ZBSO_ECONFLICT);
+
+    /* prior_jobs: stored, and compared as a set (validation sorts them). */
+    zbso_job_spec w = make_spec("job-warm");
+    w.policy = ZBSO_POLICY_SMART;
+    w.has_policy = true;
+    w.n_prior_jobs = 2;
+    snprintf(w.prior_jobs[0], sizeof w.prior_jobs[0], "%s", "job-zeus");
+    snprintf(w.prior_jobs[1], sizeof w.prior_jobs[1], "%s", "job-default");
+    assert_int_equal(spec_validate(&w, &err), 0);
+    register_ok(fx, &w, true);
+    p = peek_at(fx, "job-warm", 0);
+    assert_true(p.job.spec.warm_start);
+    assert_int_equal(p.job.spec.n_prior_jobs, 2);
+    assert_string_equal(p.job.spec.prior_jobs[0], "job-default");
+    assert_string_equal(p.job.spec.prior_jobs[1], "job-zeus");
+    zbso_job_spec w2 = w;
+    snprintf(w2.prior_jobs[0], sizeof w2.prior_jobs[0], "%s", "job-zeus");
+    snprintf(w2.prior_jobs[1], sizeof w2.prior_jobs[1], "%s", "job-default");
+    assert_int_equal(spec_validate(&w2, &err), 0);
+    register_ok(fx, &w2, false);
+    w2.n_prior_jobs = 1;
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &w2, &out, &created, NULL, &err),
+                     ZBSO_ECONFLICT);
+
+    /* A warm start without a policy on a zeus server: 422 naming the default, nothing
+     * stored; on a smart server it registers. */
+    fx->env.default_policy = ZBSO_POLICY_ZEUS;
+    zbso_job_spec ws = make_spec("job-ws");
+    ws.warm_start = true;
+    assert_int_equal(svc_register_job(fx->st, &fx->env, &ws, &out, &created, NULL, &err),
+                     ZBSO_EINVAL);
+    assert_string_equal(err.loc, "warm_start");
+    assert_non_null(strstr(err.msg, "default policy is \"zeus\""));
+    peek_arg_missing(fx, "job-ws");
+    fx->env.default_policy = ZBSO_POLICY_SMART;
+    register_ok(fx, &ws, true);
+    assert_int_equal(peek_at(fx, "job-ws", 0).job.spec.policy, ZBSO_POLICY_SMART);
 }
 
 /* One pruning round over 16/32/64, then MAB, across separate requests. */
@@ -1172,6 +1272,7 @@ static int run_for(const char *url)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_register, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_register_policy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pruning_to_mab, setup, teardown),
         cmocka_unit_test_setup_teardown(test_window_and_zero_rounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_and_no_convergence, setup, teardown),

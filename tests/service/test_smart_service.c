@@ -31,7 +31,7 @@ static int fake_entropy(void *ctx, uint32_t *words, size_t n)
     return 0;
 }
 
-static svc_env env = {fake_now, fake_entropy, NULL, 0, NULL};
+static svc_env env = {fake_now, fake_entropy, NULL, 0, NULL, ZBSO_POLICY_ZEUS};
 
 static int setup(void **state)
 {

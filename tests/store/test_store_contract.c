@@ -132,6 +132,14 @@ static void make_job(zbso_job *j, const char *id)
     s->max_power = 3000.5;
     s->number_of_gpus = 8;
     snprintf(s->gpu_model, sizeof s->gpu_model, "NVIDIA H200");
+    /* Issue 21's fields: ids with the separator and escape of store_prior_format's text. */
+    s->policy = ZBSO_POLICY_SMART;
+    s->has_policy = true;
+    s->warm_start = true;
+    s->n_prior_jobs = 3;
+    snprintf(s->prior_jobs[0], sizeof s->prior_jobs[0], "%s", "a\\n\\");
+    snprintf(s->prior_jobs[1], sizeof s->prior_jobs[1], "%s", "b\nline\\");
+    snprintf(s->prior_jobs[2], sizeof s->prior_jobs[2], "%s", "prior-\xce\xa9");
     j->stage = ZBSO_STAGE_PRUNING;
     j->exp_default_batch_size = 32;
     j->has_min_cost = true;
@@ -170,6 +178,12 @@ static void assert_job_equal(const zbso_job *a, const zbso_job *b)
     assert_true(x->max_power == y->max_power);
     assert_int_equal(x->number_of_gpus, y->number_of_gpus);
     assert_string_equal(x->gpu_model, y->gpu_model);
+    assert_int_equal(x->policy, y->policy);
+    assert_int_equal(x->has_policy, y->has_policy);
+    assert_int_equal(x->warm_start, y->warm_start);
+    assert_int_equal(x->n_prior_jobs, y->n_prior_jobs);
+    for (size_t i = 0; i < x->n_prior_jobs; i++)
+        assert_string_equal(x->prior_jobs[i], y->prior_jobs[i]);
     assert_int_equal(a->stage, b->stage);
     assert_int_equal(a->exp_default_batch_size, b->exp_default_batch_size);
     assert_int_equal(a->has_min_cost, b->has_min_cost);
@@ -385,6 +399,19 @@ static void test_job_roundtrip_and_codes(void **state)
     plain.spec.mab_seed = 0;
     plain.has_min_cost = false;
     plain.min_cost = 0.0;
+    plain.spec.policy = ZBSO_POLICY_ZEUS;
+    plain.spec.warm_start = false;
+    plain.spec.n_prior_jobs = 0;
+    /* the most prior_jobs text there can be: every id at its longest, every byte escaped */
+    zbso_job full;
+    make_job(&full, "job-full-priors");
+    full.spec.n_prior_jobs = ZBSO_MAX_PRIOR_JOBS;
+    for (size_t i = 0; i < ZBSO_MAX_PRIOR_JOBS; i++) {
+        memset(full.spec.prior_jobs[i], i % 2 ? '\n' : '\\', ZBSO_ID_MAX);
+        full.spec.prior_jobs[i][ZBSO_ID_MAX - 1] = (char)('0' + i);
+        full.spec.prior_jobs[i][ZBSO_ID_MAX] = '\0';
+    }
+    put(st, &full, NULL, 0, NULL, 0);
     put(st, &j, NULL, 0, NULL, 0);
     put(st, &plain, NULL, 0, NULL, 0);
 
@@ -394,6 +421,9 @@ static void test_job_roundtrip_and_codes(void **state)
     g.id = "job-plain";
     assert_int_equal(store_exec(st, u_job_get, &g, &err), 0);
     assert_job_equal(&g.job, &plain);
+    g.id = "job-full-priors";
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), 0);
+    assert_job_equal(&g.job, &full);
 
     assert_int_equal(store_exec(st, u_job_insert, &j, &err), ZBSO_ECONFLICT);
     assert_non_null(strstr(err.msg, "job-a"));
@@ -2057,20 +2087,38 @@ static void make_db_at(const store_backend *b, int to)
     sqlite3_close(db);
 }
 
+/* The version whose step adds jobs.policy (issue 21), found in the backend's SQL so that
+ * the step may move to another number. */
+static int policy_step(const store_backend *b)
+{
+    zbso_err err = {0};
+    for (int v = 1; v <= b->latest_schema_version; v++) {
+        sql_buf buf = {.len = 0};
+        assert_int_equal(store_migrate_sql(b, v - 1, v, sql_line, &buf, &err), 0);
+        if (strstr(buf.text, "ADD COLUMN policy") != NULL)
+            return v;
+    }
+    fail_msg("no schema step adds jobs.policy");
+    return 0;
+}
+
 static void test_schema_versions(void **state)
 {
     zbso_err err = {0};
     const store_backend *b = store_backend_for_url(g_url, &err);
     assert_non_null(b);
-    assert_int_equal(b->latest_schema_version, 6);
+    const int latest = b->latest_schema_version;
+    char latest_text[16];
+    snprintf(latest_text, sizeof latest_text, "%d", latest);
+    assert_true(latest >= 7);
 
     store *st = open_fresh();
     int v = -1;
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 6);
+    assert_int_equal(v, latest);
     assert_int_equal(store_migrate(st, 0, &err), 0);
     assert_int_equal(store_migrate(st, 1, &err), ZBSO_ESCHEMA);
-    assert_int_equal(store_migrate(st, 7, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate(st, latest + 1, &err), ZBSO_EINVAL);
     store_close(st);
 
     /* an older schema is refused, naming both versions and `zbso migrate` */
@@ -2081,12 +2129,12 @@ static void test_schema_versions(void **state)
     assert_null(st);
     assert_non_null(strstr(err.msg, "zbso migrate"));
     assert_non_null(strstr(err.msg, "version 1"));
-    assert_non_null(strstr(err.msg, "6"));
+    assert_non_null(strstr(err.msg, latest_text));
     /* ... and upgraded with opt.migrate */
     opt.migrate = true;
     assert_int_equal(store_open(g_url, &opt, &st, &err), 0);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 6);
+    assert_int_equal(v, latest);
     zbso_job j;
     make_job(&j, "after-migrate");
     put(st, &j, NULL, 0, NULL, 0);
@@ -2172,7 +2220,7 @@ static void test_schema_versions(void **state)
     assert_int_equal(v, 1);
     assert_int_equal(store_migrate(st, 0, &err), 0);
     assert_int_equal(store_schema_version(st, &v, &err), 0);
-    assert_int_equal(v, 6);
+    assert_int_equal(v, latest);
     put(st, &j, NULL, 0, NULL, 0);
     store_close(st);
 
@@ -2234,12 +2282,65 @@ static void test_migrate_sql(void **state)
     assert_non_null(strstr(v5.text, "CREATE TABLE reports"));
     assert_string_equal(v5.text + v5.len - 33, "PRAGMA user_version = 5;\nCOMMIT;\n");
     sql_buf v6 = {.len = 0};
-    assert_int_equal(store_migrate_sql(b, 5, 0, sql_line, &v6, &err), 0);
+    assert_int_equal(store_migrate_sql(b, 5, 6, sql_line, &v6, &err), 0);
     assert_null(strstr(v6.text, "CREATE TABLE reports"));
     assert_non_null(strstr(v6.text, "CREATE TABLE power_profiles"));
     assert_string_equal(v6.text + v6.len - 33, "PRAGMA user_version = 6;\nCOMMIT;\n");
     assert_int_equal(store_migrate_sql(b, 2, 1, sql_line, &up, &err), ZBSO_EINVAL);
-    assert_int_equal(store_migrate_sql(b, 0, 7, sql_line, &up, &err), ZBSO_EINVAL);
+    assert_int_equal(store_migrate_sql(b, 0, b->latest_schema_version + 1, sql_line, &up,
+                                       &err), ZBSO_EINVAL);
+    /* the policy step adds the three columns and records its own version */
+    int step = policy_step(b);
+    sql_buf pol = {.len = 0};
+    char want[64];
+    assert_int_equal(store_migrate_sql(b, step - 1, step, sql_line, &pol, &err), 0);
+    assert_non_null(strstr(pol.text, "ADD COLUMN policy TEXT NOT NULL DEFAULT 'zeus'"));
+    assert_non_null(strstr(pol.text, "ADD COLUMN warm_start"));
+    assert_non_null(strstr(pol.text, "ADD COLUMN prior_jobs"));
+    snprintf(want, sizeof want, "PRAGMA user_version = %d;\nCOMMIT;\n", step);
+    assert_string_equal(pol.text + pol.len - strlen(want), want);
+}
+
+/* A job stored before the policy step (a row without its columns) is a "zeus" job without
+ * a warm start after it; a smart job with prior jobs can be stored beside it. */
+static void test_policy_migration(void **state)
+{
+    zbso_err err = {0};
+    const store_backend *b = store_backend_for_url(g_url, &err);
+    int step = policy_step(b);
+    make_db_at(b, step - 1);
+    zbso_rng rng;
+    char rng_text[96], sql[1200];
+    rng_seed_u64(&rng, 9);
+    rng_format(&rng, rng_text);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO jobs (job_id, job_id_prefix, batch_sizes, default_batch_size,"
+             " eta_knob, beta_knob, target_metric, higher_is_better_metric, max_epochs,"
+             " num_pruning_rounds, window_size, mab_prior_mean, mab_prior_precision,"
+             " mab_num_explorations, mab_seed, max_power, number_of_gpus, gpu_model, stage,"
+             " exp_default_batch_size, min_cost, min_cost_batch_size, rng_state, num_trials,"
+             " created_at, version, updated_at) VALUES ('old-z', 'old', '8,16', 8, 0.5,"
+             " NULL, 0.9, 1, 10, 2, 0, 0, 0, 2, NULL, 300, 1, 'A40', 0, 8, NULL, 8, '%s', 0,"
+             " 1.5, 1, 1.5);", rng_text);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(g_path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    store *st = NULL;
+    assert_int_equal(store_open(g_url, &(store_options){.migrate = true}, &st, &err), 0);
+    get_arg g = {.id = "old-z"};
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), 0);
+    assert_int_equal(g.job.spec.policy, ZBSO_POLICY_ZEUS);
+    assert_true(g.job.spec.has_policy);
+    assert_false(g.job.spec.warm_start);
+    assert_int_equal(g.job.spec.n_prior_jobs, 0);
+    zbso_job j;
+    make_job(&j, "new-smart");
+    put(st, &j, NULL, 0, NULL, 0);
+    g.id = "new-smart";
+    assert_int_equal(store_exec(st, u_job_get, &g, &err), 0);
+    assert_job_equal(&g.job, &j);
+    store_close(st);
 }
 
 /* A reader that cannot open the file (deleted before the pool had a reader) is a
@@ -2402,6 +2503,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_read_snapshot),
         cmocka_unit_test(test_schema_versions),
         cmocka_unit_test(test_migrate_sql),
+        cmocka_unit_test(test_policy_migration),
         cmocka_unit_test(test_not_a_database),
         cmocka_unit_test(test_reader_after_deletion),
         cmocka_unit_test(test_urls),

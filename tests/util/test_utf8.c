@@ -1,5 +1,6 @@
 /* test_utf8.c: util/utf8 on the boundaries RFC 3629 draws: each sequence length, overlong
- * forms, surrogates, code points past U+10FFFF, truncation and stray continuation bytes. */
+ * forms, surrogates, code points past U+10FFFF, truncation and stray continuation bytes;
+ * decoding, and which code points are invisible. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -62,11 +63,40 @@ static void test_bad_at(void **state)
     assert_int_equal(bad_at("\xe2\x82\xac\xe2\x82"), 3);
 }
 
+static uint32_t decode(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    return utf8_decode(p, utf8_seq_len(p, SIZE_MAX));
+}
+
+static void test_decode_and_invisible(void **state)
+{
+    (void)state;
+    assert_int_equal(decode("a"), 0x61);
+    assert_int_equal(decode("\xc3\xa9"), 0xe9);
+    assert_int_equal(decode("\xe2\x80\xae"), 0x202e);
+    assert_int_equal(decode("\xf4\x8f\xbf\xbf"), 0x10ffff);
+    assert_int_equal(decode("\xf0\x9f\x98\x80"), 0x1f600);
+    /* Bidi controls, zero-width characters and the other default-ignorables... */
+    static const uint32_t hidden[] = {0xad, 0x34f, 0x61c, 0x180e, 0x200b, 0x200c, 0x200d,
+                                      0x200e, 0x200f, 0x202a, 0x202e, 0x2060, 0x2066,
+                                      0x2069, 0xfe0f, 0xfeff, 0xe0001, 0xe007f, 0xe01ef};
+    for (size_t i = 0; i < sizeof hidden / sizeof hidden[0]; i++)
+        assert_true(utf8_invisible(hidden[i]));
+    /* ...but not their neighbours, nor visible text. */
+    static const uint32_t shown[] = {0x20, 0x41, 0xac, 0xae, 0xe9, 0x200a, 0x2010, 0x2029,
+                                     0x202f, 0x2070, 0xfdff, 0xfe10, 0xfefe, 0xff00,
+                                     0x1f600, 0xdffff, 0xe1000};
+    for (size_t i = 0; i < sizeof shown / sizeof shown[0]; i++)
+        assert_false(utf8_invisible(shown[i]));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sequences),
         cmocka_unit_test(test_bad_at),
+        cmocka_unit_test(test_decode_and_invisible),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

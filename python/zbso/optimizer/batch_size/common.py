@@ -104,7 +104,19 @@ def _int_list(v):
     return [_int(x) for x in v]
 
 
-_COERCE = {"int": _int, "float": _float, "bool": _bool, "str": _str, "int_list": _int_list}
+def _str_list(v):
+    if isinstance(v, (str, bytes, dict)) or not hasattr(v, "__iter__"):
+        raise ValueError(f"value is not a valid list: {v!r}")
+    out = []
+    for x in v:
+        if not isinstance(x, str):
+            raise ValueError(f"str type expected in the list: {x!r}")
+        out.append(x)
+    return out
+
+
+_COERCE = {"int": _int, "float": _float, "bool": _bool, "str": _str, "int_list": _int_list,
+           "str_list": _str_list}
 
 
 class _Model:
@@ -117,6 +129,9 @@ class _Model:
     _validators: dict = {}
     _root_validators: tuple = ()
     _fields: dict = {}
+    # Fields beyond Zeus's models: dict() and json() leave them out while they hold their
+    # default, so a model that does not use them is exactly Zeus's.
+    _beyond_zeus: frozenset = frozenset()
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -194,6 +209,9 @@ class _Model:
             if exclude is not None and k in exclude:
                 continue
             if exclude_none and v is None:
+                continue
+            if (k in self._beyond_zeus and (include is None or k not in include)
+                    and (v is None or v is False or v == [])):
                 continue
             out[k] = _copy.deepcopy(v)
         return out
@@ -295,6 +313,31 @@ def _check_job_id(values):
         raise ValueError(f"Job_id({job_id}) does not start with prefix({prefix}).")
 
 
+def _policy(v):
+    if v is None or v in ("zeus", "smart"):
+        return v
+    raise ValueError(f"policy must be 'zeus' or 'smart' (or None: the server's default), "
+                     f"got {v!r}")
+
+
+def _prior_jobs(v):
+    if v is None:
+        return v
+    if len(v) > 8:
+        raise ValueError(f"prior_jobs names {len(v)} jobs, over the maximum of 8")
+    for job_id in v:
+        if not job_id:
+            raise ValueError("prior_jobs holds an empty job id")
+    return v
+
+
+def _check_warm_start(values):
+    warm = values.get("warm_start") or bool(values.get("prior_jobs"))
+    if warm and values.get("policy") == "zeus":
+        raise ValueError("a warm start (warm_start or prior_jobs) needs policy 'smart', "
+                         "got policy 'zeus'")
+
+
 def _gpu_model(v):
     if v is None or v == "":
         raise ValueError(f"Invalid gpu_model({v}). Shouldn't be empty.")
@@ -306,7 +349,10 @@ class JobParams(_Model):
     default_batch_size (one of them), eta_knob in [0, 1], beta_knob (> 0, or None: no
     early stop), target_metric and higher_is_better_metric, max_epochs, num_pruning_rounds,
     window_size, and the bandit's mab_prior_mean, mab_prior_precision,
-    mab_num_explorations and mab_seed."""
+    mab_num_explorations and mab_seed. Beyond Zeus (optional, left out of dict() and
+    json() while unset, so Zeus's servers never see them): policy ("zeus", "smart", or
+    None for the server's default), warm_start and prior_jobs (job ids whose trials are
+    the smart policy's prior)."""
 
     _own_fields = {
         "job_id": _Field("str"),
@@ -324,9 +370,14 @@ class JobParams(_Model):
         "mab_prior_precision": _Field("float", 0.0),
         "mab_num_explorations": _Field("int", 2, ge=0),
         "mab_seed": _Field("int", None, optional=True),
+        "policy": _Field("str", None, optional=True),
+        "warm_start": _Field("bool", False),
+        "prior_jobs": _Field("str_list", None, optional=True),
     }
-    _validators = {"batch_sizes": _sorted_batch_sizes, "eta_knob": _eta, "beta_knob": _beta}
-    _root_validators = (_check_default_batch_size,)
+    _validators = {"batch_sizes": _sorted_batch_sizes, "eta_knob": _eta, "beta_knob": _beta,
+                   "policy": _policy, "prior_jobs": _prior_jobs}
+    _root_validators = (_check_default_batch_size, _check_warm_start)
+    _beyond_zeus = frozenset({"policy", "warm_start", "prior_jobs"})
 
 
 class GpuConfig(_Model):
