@@ -35,8 +35,12 @@ class TestVersion(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         first = p.stdout.splitlines()[0]
         self.assertEqual(first, run([ZBSO_BIN, "--version"]).stdout.strip())
-        head = run(["git", "-C", REPO, "rev-parse", "--short=12", "HEAD"]).stdout.strip()
-        self.assertRegex(p.stdout, r"commit: +" + re.escape(head) if head else r"commit: +\S+")
+        # The commit the binary was built from: a real commit of this checkout (HEAD when
+        # built after the last commit), "+dirty" when the tree had changes.
+        m = re.search(r"^commit: +([0-9a-f]{12})(\+dirty)?$", p.stdout, re.M)
+        self.assertIsNotNone(m, p.stdout)
+        r = run(["git", "-C", REPO, "merge-base", "--is-ancestor", m.group(1), "HEAD"])
+        self.assertEqual(r.returncode, 0, f"{m.group(1)} is not a commit of HEAD's history")
         for word in ("sqlite (SQLite 3.", "postgresql (libpq ", "mysql/mariadb (MariaDB",
                      "libmicrohttpd 0.", "jansson 2.", "libcurl "):
             self.assertIn(word, p.stdout)
