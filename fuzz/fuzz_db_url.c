@@ -2,10 +2,10 @@
  * the command line, the environment or a `.env` file. The input is "URL[\nUSER[\nPASSWORD]]"
  * (USER and PASSWORD stand for ZEUS_BSO_DB_USER / ZEUS_BSO_DB_PASSWORD). Runs
  * store_backend_for_url (a memory:// URL is also opened and closed), config_redact_url (the
- * URL in the start-up log) and pgurl_parse / pgurl_mask (the PostgreSQL backend's URL).
+ * URL in the start-up log) and pgurl_parse / dburl_mask (the PostgreSQL backend's URL).
  * Checks that a backend is picked for the supported prefixes and named after the scheme
  * (mariadb:// is the mysql backend),
- * that a refusal names the supported schemes; that the redacted URL is pgurl_mask's text
+ * that a refusal names the supported schemes; that the redacted URL is dburl_mask's text
  * cut to fit its buffer; that a parsed PostgreSQL URL picks the postgresql backend, has
  * unique keywords with NUL-terminated values inside the struct, gets USER/PASSWORD only
  * where the URL gave none, names the masked URL in every message, and that its masked form
@@ -21,9 +21,9 @@
 
 /* Prefixes that must pick a backend (SPEC §4, and memory:// for tests). */
 static const char *const known[] = {"sqlite:///", "sqlite+aiosqlite:///", "postgresql://",
-                                    "postgresql+asyncpg://", "mysql://", "mysql+asyncmy://",
-                                    "mysql+aiomysql://", "mysql+pymysql://", "mysql+mysqldb://",
-                                    "mysql+mysqlconnector://", "mariadb://",
+                                    "postgresql+asyncpg://", "postgres://", "mysql://",
+                                    "mysql+asyncmy://", "mysql+aiomysql://", "mysql+pymysql://",
+                                    "mysql+mysqldb://", "mysql+mysqlconnector://", "mariadb://",
                                     "mariadb+mariadbconnector://", "memory://"};
 
 static bool starts_with(const char *s, const char *prefix)
@@ -45,11 +45,13 @@ static void check_backend(const char *url)
         return;
     }
     FUZZ_CHECK(b->name != NULL && b->open != NULL && b->close != NULL && b->exec != NULL);
-    /* "sqlite" for sqlite:/// and sqlite+aiosqlite:///, "postgresql" for postgresql:// and
-     * postgresql+asyncpg://, "mysql" for mysql[+driver]:// and mariadb[+driver]://,
+    /* "sqlite" for sqlite:/// and sqlite+aiosqlite:///, "postgresql" for postgresql://,
+     * postgresql+asyncpg:// and postgres://, "mysql" for mysql[+driver]:// and
+     * mariadb[+driver]://,
      * "memory" for memory://. */
     FUZZ_CHECK(starts_with(url, b->name) ||
-               (strcmp(b->name, "mysql") == 0 && starts_with(url, "mariadb")));
+               (strcmp(b->name, "mysql") == 0 && starts_with(url, "mariadb")) ||
+               (strcmp(b->name, "postgresql") == 0 && starts_with(url, "postgres://")));
     if (strcmp(b->name, "memory") == 0) {
         store *st = NULL;
         FUZZ_CHECK(store_open(url, NULL, &st, &err) == 0 && st != NULL);
@@ -57,14 +59,14 @@ static void check_backend(const char *url)
     }
 }
 
-/* config_redact_url is pgurl_mask (one masking rule for every message), cut to fit: a
+/* config_redact_url is dburl_mask (one masking rule for every message), cut to fit: a
  * prefix of the full masked text, NUL-terminated within cap. */
 static void check_redact(const char *url)
 {
     static const size_t caps[] = {1, 2, 16, CFG_URL_MAX + 1};
     char *full = malloc(4 * PGURL_URL_MAX + 8);
     FUZZ_CHECK(full != NULL);
-    pgurl_mask(url, full, 4 * PGURL_URL_MAX + 8);
+    dburl_mask(url, full, 4 * PGURL_URL_MAX + 8);
     size_t full_len = strlen(full);
     for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
         size_t cap = caps[i];
@@ -125,7 +127,7 @@ static void check_pgurl(const char *url, const char *user, const char *password)
     zbso_err err;
     FUZZ_CHECK(u != NULL && bare != NULL);
     err_clear(&err);
-    pgurl_mask(url, masked, sizeof masked);
+    dburl_mask(url, masked, sizeof masked);
     int rc = pgurl_parse(url, NULL, NULL, bare, &err);
     FUZZ_CHECK(strcmp(bare->masked, masked) == 0);
     if (rc < 0) {

@@ -1,11 +1,11 @@
 /* fuzz_mysql_url.c: MySQL/MariaDB database URLs (SPEC §4) through myurl_parse, as the
  * MariaDB backend takes them from --db, the environment or a `.env` file. The input is
  * "URL[\nUSER[\nPASSWORD]]" (USER and PASSWORD stand for ZEUS_BSO_DB_USER /
- * ZEUS_BSO_DB_PASSWORD). Checks that the masked URL is pgurl_mask's and every message starts
+ * ZEUS_BSO_DB_PASSWORD). Checks that the masked URL is dburl_mask's and every message starts
  * with it; that a parsed URL has a known scheme, its strings NUL-terminated inside the
  * struct, a database, a port and a timeout in range; that USER/PASSWORD fill only what the
  * URL left out; that neither the masked URL nor any message depends on a password (the
- * URL's, as pgurl_split reads it or as SQLAlchemy does, or the one given apart) beyond a
+ * URL's, as dburl_split reads it or as SQLAlchemy does, or the one given apart) beyond a
  * fixed text, and that the masked URL never parses back to the password it hid. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,7 +80,7 @@ static int parse(const char *url, const char *user, const char *password, myurl 
     char masked[MYURL_URL_MAX + 1], want[ZBSO_ERR_MSG_MAX];
     err_clear(err);
     int rc = myurl_parse(url, user, password, u, err);
-    pgurl_mask(url, masked, sizeof masked);
+    dburl_mask(url, masked, sizeof masked);
     FUZZ_CHECK(strcmp(u->masked, masked) == 0);
     if (rc < 0) {
         FUZZ_CHECK(rc == ZBSO_EINVAL && err->code == rc);
@@ -183,8 +183,8 @@ static void check_secrets(const char *url, const myurl *u, int rc, const zbso_er
     if (p == NULL)
         return;
     const char *end = p + strlen(p);
-    pgurl_parts parts;
-    pgurl_split(p, end, &parts);
+    dburl_parts parts;
+    dburl_split(p, end, &parts);
     if (parts.pw != NULL)
         check_hidden(url, (size_t)(parts.pw - url), (size_t)(parts.pw_end - url), u, rc, err);
     if (parts.odd_host != NULL)
@@ -193,7 +193,7 @@ static void check_secrets(const char *url, const myurl *u, int rc, const zbso_er
     if (parts.odd_port != NULL)
         check_hidden(url, (size_t)(parts.odd_port - url), (size_t)(parts.odd_port_end - url),
                      u, rc, err);
-    /* SQLAlchemy's password, where it lies in what pgurl_split takes for the host (a user
+    /* SQLAlchemy's password, where it lies in what dburl_split takes for the host (a user
      * name with an '@' in it: "user@server:secret@host"). Where it reaches into the path
      * or the query, the mask does not follow it (docs/FUZZING.md). */
     const char *sa, *sa_end;

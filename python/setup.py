@@ -45,6 +45,16 @@ class BuildPyWithLibrary(build_py):
         self.announce(f"bundling {lib} as {dest}", level=2)
         shutil.copyfile(lib, dest)
         os.chmod(dest, 0o755)
+        # The guard process that puts GPU power limits back if the script is killed
+        # (SPEC 6.1): libzbso looks for it beside itself. The build tree keeps it in
+        # src/power, the library in src/client.
+        guard = os.path.join(os.path.dirname(os.path.dirname(lib)), "power", "zbso-guard")
+        if os.path.exists(guard):
+            shutil.copyfile(guard, os.path.join(self.build_lib, "zbso", "zbso-guard"))
+            os.chmod(os.path.join(self.build_lib, "zbso", "zbso-guard"), 0o755)
+        else:
+            self.warn(f"no {guard} to bundle: the power-limit optimizer will look for "
+                      "zbso-guard at run time (ZBSO_GUARD)")
 
 
 class BinaryDistribution(Distribution):

@@ -23,6 +23,8 @@ bin="$build/src/cli/zbso"
 lib="$(ls "$build"/src/client/libzbso.so.*.*.* 2>/dev/null | head -n 1)"
 [[ -x "$bin" ]] || die "$bin not found: build zbso first (ninja -C $1)"
 [[ -n "$lib" ]] || die "libzbso.so.X.Y.Z not found in $build/src/client: build zbso_shared"
+guard="$build/src/power/zbso-guard"   # puts GPU power limits back after a kill (SPEC 6.1)
+[[ -x "$guard" ]] || die "$guard not found: build zbso-guard first (ninja -C $1)"
 for tool in dpkg-deb dpkg-shlibdeps dpkg-architecture strip; do
     command -v "$tool" >/dev/null || die "$tool not found (Debian packages dpkg-dev, binutils)"
 done
@@ -40,11 +42,13 @@ trap 'rm -rf "$work"' EXIT
 root="$work/root"
 
 install -d "$root/DEBIAN" "$root/usr/bin" "$root/usr/lib/$multiarch" "$root/usr/include/zbso" \
-    "$root/lib/systemd/system" "$root/etc/zbso" "$root/usr/share/doc/zbso"
+    "$root/lib/systemd/system" "$root/etc/zbso" "$root/usr/share/doc/zbso" \
+    "$root/usr/libexec/zbso"
 install -m 0755 "$bin" "$root/usr/bin/zbso"
+install -m 0755 "$guard" "$root/usr/libexec/zbso/zbso-guard"
 install -m 0644 "$lib" "$root/usr/lib/$multiarch/$libname"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note \
-    "$root/usr/bin/zbso" "$root/usr/lib/$multiarch/$libname"
+    "$root/usr/bin/zbso" "$root/usr/lib/$multiarch/$libname" "$root/usr/libexec/zbso/zbso-guard"
 ln -s "$libname" "$root/usr/lib/$multiarch/$soname"
 ln -s "$soname" "$root/usr/lib/$multiarch/libzbso.so"
 install -m 0644 "$src/include/zbso/zbso.h" "$root/usr/include/zbso/zbso.h"
@@ -57,7 +61,8 @@ mkdir -p "$work/pkg/debian"
 printf 'Source: zbso\n\nPackage: zbso\nArchitecture: any\n' >"$work/pkg/debian/control"
 depends="$(cd "$work/pkg" && dpkg-shlibdeps -O -S"$root" \
     -l"$root/usr/lib/$multiarch" \
-    "$root/usr/bin/zbso" "$root/usr/lib/$multiarch/$libname" 2>/dev/null |
+    "$root/usr/bin/zbso" "$root/usr/lib/$multiarch/$libname" \
+    "$root/usr/libexec/zbso/zbso-guard" 2>/dev/null |
     sed -n 's/^shlibs:Depends=//p')"
 [[ -n "$depends" ]] || die "dpkg-shlibdeps found no dependencies"
 

@@ -307,11 +307,14 @@ int zbso_client_training_finished(const zbso_client *c);
  * zbso_power_optimizer_on_step_begin before every training step and
  * zbso_power_optimizer_on_epoch_end after every epoch. Setting a limit needs
  * CAP_SYS_ADMIN, or a zeusd daemon ($ZEUSD_SOCK_PATH or $ZEUSD_HOST_PORT); observer mode
- * sets nothing. The limits the GPUs had when the optimizer was created are put back when
- * it is freed, at process exit, and on SIGTERM, SIGINT and SIGHUP whose action was the
- * default. With a client, or the environment `zbso run` sets, the job's profile of the
- * batch size is read from the server first (a profile found: no profiling) and stored
- * there after profiling. One optimizer per process and set of GPUs, used from one thread
+ * sets nothing. The GPUs' original limits (recorded in $ZBSO_STATE_DIR, else NVML's
+ * default limits) are put back when it is freed, at process exit, and on SIGTERM, SIGINT
+ * and SIGHUP whose action was the default; after a death the process cannot catch
+ * (SIGKILL, an OOM kill, a crash) by the guard process zbso-guard it starts ($ZBSO_GUARD,
+ * else beside libzbso.so; not found: ZBSO_ECONFIG, or ZBSO_GUARD=none). With a client,
+ * or the environment `zbso run` sets, the job's profile of the batch size is read from
+ * the server first (a profile found: no profiling) and stored there after profiling.
+ * One optimizer per process and set of GPUs, used from one thread
  * at a time. Failures return a negative ZBSO_E* code with the message in
  * zbso_power_optimizer_errmsg: ZBSO_EINVAL (a bad option, naming it), ZBSO_ECONFIG (no
  * NVML or GPU, GPUs without one range of limits, zeusd unreachable or unfit, a bad

@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/config.h"
+#include "cli/footprint.h"
 #include "cli/jobs_fmt.h"
 #include "cli/table.h"
 #include "inspect/inspect.h"
@@ -38,6 +39,8 @@ static const char jobs_usage[] =
     "       zbso jobs export JOB              the job, its trials and their reports\n"
     "       zbso jobs rm [--yes] JOB          delete a job with its trials and arms (on a\n"
     "                                         terminal, after asking; --yes: at once)\n"
+    "       zbso jobs compare JOB JOB...      2 to 16 jobs side by side: cost per\n"
+    "                                         recurrence, projection, savings\n"
     "options:\n"
     "  --format F        table (default; export: csv), json (the API's document, compact,\n"
     "                    one line) or csv (RFC 4180); export writes csv or json\n"
@@ -55,14 +58,18 @@ static const char jobs_usage[] =
 enum { OPT_FORMAT = CLI_OPT_OWN, OPT_SERVER, OPT_TOKEN_FILE, OPT_PREFIX, OPT_PAGE_SIZE,
        OPT_YES };
 
-typedef enum sub { SUB_LS, SUB_SHOW, SUB_TRIALS, SUB_CURVE, SUB_EXPORT, SUB_RM } sub;
+typedef enum sub { SUB_LS, SUB_SHOW, SUB_TRIALS, SUB_CURVE, SUB_EXPORT, SUB_RM, SUB_COMPARE } sub;
+
+#define COMPARE_MAX 16   /* jobs of one `zbso jobs compare` */
 
 static const struct {
     const char *name;
-    int n_args;               /* positional arguments after the subcommand */
+    int n_args;               /* positional arguments after the subcommand; -1: 2 to
+                               * COMPARE_MAX job ids */
 } subs[] = {
     [SUB_LS] = {"ls", 0},       [SUB_SHOW] = {"show", 1},     [SUB_TRIALS] = {"trials", 1},
     [SUB_CURVE] = {"curve", 2}, [SUB_EXPORT] = {"export", 1}, [SUB_RM] = {"rm", 1},
+    [SUB_COMPARE] = {"compare", -1},
 };
 
 typedef struct jobs_args {
@@ -78,12 +85,16 @@ typedef struct jobs_args {
     int64_t page_size;         /* 0: JOBS_PAGE or TRIALS_PAGE */
     bool yes;                  /* rm: no question on a terminal */
     cli_config cfg;            /* database URL and credentials, API token */
+    const char *compare[COMPARE_MAX]; /* compare's job ids */
+    int n_compare;
 } jobs_args;
 
 /* Where the documents come from. */
 typedef struct source {
     store *st;                 /* --db */
     transport *tp;             /* --server */
+    cli_footprint footprint;   /* --db: the CO2e and price settings of the environment
+                                * (with --server, the server's own apply) */
 } source;
 
 /* Reads the first line of --token-file into out. Returns 0 or ZBSO_EINVAL naming the
@@ -128,7 +139,7 @@ static int parse_args(int argc, char **argv, jobs_args *a, zbso_err *err)
         strcmp(argv[1], "help") == 0) {
         if (argc < 2)
             return err_set(err, ZBSO_EINVAL, "no subcommand: give ls, show, trials, curve, "
-                           "export or rm");
+                           "export, rm or compare");
         fputs(jobs_usage, stdout);
         return 1;
     }
@@ -137,7 +148,7 @@ static int parse_args(int argc, char **argv, jobs_args *a, zbso_err *err)
         k++;
     if (k == sizeof subs / sizeof subs[0])
         return err_set(err, ZBSO_EINVAL, "unknown subcommand '%s': give ls, show, trials, "
-                       "curve, export or rm", argv[1]);
+                       "curve, export, rm or compare", argv[1]);
     a->s = (sub)k;
     argc--;
     argv++;
@@ -182,7 +193,18 @@ static int parse_args(int argc, char **argv, jobs_args *a, zbso_err *err)
     }
     const char *name = subs[a->s].name;
     int n = argc - optind;
-    if (n != subs[a->s].n_args)
+    if (subs[a->s].n_args < 0) {
+        if (n < 2 || n > COMPARE_MAX)
+            return err_set(err, ZBSO_EINVAL, "compare takes 2 to %d job ids, got %d",
+                           COMPARE_MAX, n);
+        for (int i = 0; i < n; i++) {
+            a->compare[i] = argv[optind + i];
+            if (a->compare[i][0] == '\0')
+                return err_set(err, ZBSO_EINVAL, "job id %d of compare is empty", i + 1);
+        }
+        a->n_compare = n;
+        n = 0;
+    } else if (n != subs[a->s].n_args)
         return err_set(err, ZBSO_EINVAL, "%s takes %s, got %d argument%s", name,
                        subs[a->s].n_args == 0 ? "no argument"
                        : subs[a->s].n_args == 1 ? "JOB" : "JOB TRIAL",
@@ -254,6 +276,8 @@ static int source_open(jobs_args *a, source *src, zbso_err *err)
             return err_set(err, ZBSO_ESTORE, "no database file '%s': %s", path,
                            strerror(errno));
     }
+    if ((rc = cli_footprint_load(&a->cfg, &src->footprint, err)) < 0)
+        return rc;
     store_options so = cli_store_options(&a->cfg);
     so.any_schema = true;
     so.discard_curves = true;
@@ -274,6 +298,7 @@ static void source_close(source *src)
 {
     transport_free(src->tp);
     store_close(src->st);
+    cli_footprint_free(&src->footprint);
 }
 
 /* Appends "&name=" and the escaped value to path. Returns 0 or ZBSO_ENOMEM. */
@@ -346,7 +371,9 @@ static int fetch(source *src, const insp_request *req, json_t **doc, zbso_err *e
         text = resp.body;
         len = resp.len;
     } else {
-        if ((rc = insp_answer(src->st, req, &owned, &len, err)) < 0)
+        insp_request r = *req;
+        r.footprint = cli_footprint_get(&src->footprint);
+        if ((rc = insp_answer(src->st, &r, &owned, &len, err)) < 0)
             return rc;
         text = owned;
     }
@@ -490,6 +517,34 @@ static int remove_job(source *src, const jobs_args *a, zbso_err *err)
     return fflush(stdout) == 0 ? 0 : err_set(err, ZBSO_EIO, "cannot write the output");
 }
 
+/* zbso jobs compare: each job's document, side by side. */
+static int compare_jobs(source *src, const jobs_args *a, zbso_err *err)
+{
+    json_t *docs = json_array();
+    int rc = 0;
+    if (docs == NULL)
+        return err_set(err, ZBSO_ENOMEM, "out of memory");
+    for (int i = 0; i < a->n_compare; i++) {
+        insp_request req;
+        json_t *doc = NULL;
+        if (strlen(a->compare[i]) > ZBSO_ID_MAX) {
+            rc = err_set(err, ZBSO_ENOTFOUND, "Unknown job_id: '%.40s...' is %zu bytes long, "
+                         "over the maximum of %d", a->compare[i], strlen(a->compare[i]),
+                         ZBSO_ID_MAX);
+            goto out;
+        }
+        insp_request_init(&req, INSP_JOB);
+        snprintf(req.job_id, sizeof req.job_id, "%s", a->compare[i]);
+        if ((rc = fetch(src, &req, &doc, err)) < 0)
+            goto out;
+        json_array_append_new(docs, doc);
+    }
+    rc = jobs_fmt_compare(stdout, a->format, docs, err);
+out:
+    json_decref(docs);
+    return rc;
+}
+
 /* Runs the subcommand on an open source. Returns 0 or a negative code with err set. */
 static int run(source *src, const jobs_args *a, zbso_err *err)
 {
@@ -505,6 +560,8 @@ static int run(source *src, const jobs_args *a, zbso_err *err)
         return export_job(src, a, err);
     if (a->s == SUB_RM)
         return remove_job(src, a, err);
+    if (a->s == SUB_COMPARE)
+        return compare_jobs(src, a, err);
     static const insp_kind kinds[] = {[SUB_LS] = INSP_JOBS, [SUB_SHOW] = INSP_JOB,
                                       [SUB_TRIALS] = INSP_TRIALS, [SUB_CURVE] = INSP_TRIAL};
     insp_request_init(&req, kinds[a->s]);
@@ -541,7 +598,8 @@ static int run(source *src, const jobs_args *a, zbso_err *err)
 int cli_jobs(int argc, char **argv)
 {
     jobs_args a;
-    source src = {NULL, NULL};
+    source src;
+    memset(&src, 0, sizeof src);
     zbso_err err;
     int rc;
 

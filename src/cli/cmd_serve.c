@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/config.h"
 #include "core/spec.h"
+#include "cli/footprint.h"
 #include "http/http.h"
 #include "service/service.h"
 #include "store/store.h"
@@ -23,7 +24,8 @@ static const char serve_usage[] =
     "                  [--trial-timeout S] [--idle-timeout S] [--header-timeout S]\n"
     "                  [--body-timeout S]\n"
     "                  [--drain-timeout S] [--max-connections-per-ip N] [--echo-sql]\n"
-    "                  [--migrate] [--metrics-per-job]\n"
+    "                  [--migrate] [--metrics-per-job] [--carbon-intensity G_PER_KWH|FILE]\n"
+    "                  [--energy-price PRICE_PER_KWH [--currency CODE]]\n"
     "\n"
     "  --host H           address to listen on (ZEUS_BSO_HOST, default 127.0.0.1)\n"
     "  --port P           TCP port, 0 for any free one (ZEUS_BSO_SERVER_PORT, default 8000)\n"
@@ -55,6 +57,12 @@ static const char serve_usage[] =
     "  --policy zeus|smart\n"
     "                     batch size policy of jobs whose spec names none (ZBSO_POLICY,\n"
     "                     default zeus); a job's own \"policy\" wins\n"
+    "  --carbon-intensity G_PER_KWH|FILE\n"
+    "                     grid intensity in g CO2e per kWh, or a CSV of timestamp,g_per_kwh\n"
+    "                     applied to each trial's interval (ZBSO_CARBON_INTENSITY; unset: no\n"
+    "                     CO2e figure anywhere)\n"
+    "  --energy-price P   price of a kWh (ZBSO_ENERGY_PRICE; unset: no price anywhere)\n"
+    "  --currency CODE    ISO 4217 code of that price, e.g. EUR (ZBSO_CURRENCY)\n"
     "\n"
     "Also read: ZEUS_BSO_DB_USER, ZEUS_BSO_DB_PASSWORD, ZEUS_BSO_API_TOKEN, and a .env file\n"
     "in the working directory or a parent. Flags win over the environment, which wins over\n"
@@ -62,7 +70,8 @@ static const char serve_usage[] =
 
 enum { OPT_HOST = CLI_OPT_OWN, OPT_PORT, OPT_LOG_LEVEL, OPT_TRIAL_TIMEOUT, OPT_ECHO_SQL,
        OPT_MIGRATE, OPT_LOG_FILE, OPT_IDLE_TIMEOUT, OPT_HEADER_TIMEOUT, OPT_DRAIN_TIMEOUT,
-       OPT_MAX_PER_IP, OPT_METRICS_PER_JOB, OPT_POLICY, OPT_BODY_TIMEOUT };
+       OPT_MAX_PER_IP, OPT_METRICS_PER_JOB, OPT_POLICY, OPT_BODY_TIMEOUT,
+       OPT_CARBON_INTENSITY, OPT_ENERGY_PRICE, OPT_CURRENCY };
 
 static const struct option serve_options[] = {
     {"host", required_argument, NULL, OPT_HOST},
@@ -80,6 +89,9 @@ static const struct option serve_options[] = {
     {"max-connections-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
     {"metrics-per-job", no_argument, NULL, OPT_METRICS_PER_JOB},
     {"policy", required_argument, NULL, OPT_POLICY},
+    {"carbon-intensity", required_argument, NULL, OPT_CARBON_INTENSITY},
+    {"energy-price", required_argument, NULL, OPT_ENERGY_PRICE},
+    {"currency", required_argument, NULL, OPT_CURRENCY},
     {"help", no_argument, NULL, CLI_OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -127,6 +139,14 @@ static int apply_flag(int opt, const char *arg, cli_config *cfg, void *ctx, zbso
         return 0;
     case OPT_POLICY:
         return config_parse_policy("--policy", arg, &cfg->policy, err);
+    case OPT_CARBON_INTENSITY:
+        return config_copy("--carbon-intensity", arg, cfg->carbon_intensity,
+                           sizeof cfg->carbon_intensity, err);
+    case OPT_ENERGY_PRICE:
+        return config_copy("--energy-price", arg, cfg->energy_price, sizeof cfg->energy_price,
+                           err);
+    case OPT_CURRENCY:
+        return config_copy("--currency", arg, cfg->currency, sizeof cfg->currency, err);
     default: /* OPT_MAX_PER_IP, the only other flag of serve_options */
         return config_parse_count("--max-connections-per-ip", arg, CFG_COUNT_MAX,
                                   &cfg->max_connections_per_ip, err);
@@ -190,6 +210,7 @@ int cli_serve(int argc, char **argv)
     cli_config cfg;
     zbso_err err;
     bool migrate = false;
+    cli_footprint footprint = {0};
     store *st = NULL;
     http_server *srv = NULL;
     int status = CLI_EXIT_FAIL;
@@ -208,6 +229,12 @@ int cli_serve(int argc, char **argv)
     }
     if (check_tokens(&cfg, &err) < 0) {
         fprintf(stderr, "zbso serve: %s\n", err.msg);
+        goto out;
+    }
+
+    if (cli_footprint_load(&cfg, &footprint, &err) < 0) {
+        fprintf(stderr, "zbso serve: %s\n", err.msg);
+        status = CLI_EXIT_USAGE;
         goto out;
     }
 
@@ -241,6 +268,7 @@ int cli_serve(int argc, char **argv)
     svc_env env = svc_env_system(cfg.trial_timeout_s);
     env.stats = &stats;
     env.default_policy = cfg.policy;
+    env.footprint = cli_footprint_get(&footprint);
     http_config hcfg = {
         .host = cfg.host,
         .port = cfg.port,
@@ -309,5 +337,6 @@ out:
         _exit(CLI_EXIT_FAIL);
     }
     store_close(st);
+    cli_footprint_free(&footprint);
     return status;
 }

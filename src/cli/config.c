@@ -150,7 +150,7 @@ void config_redact_url(const char *url, char *out, size_t cap)
      * place a URL can carry a password (user info, password= and sslpassword= in the
      * query, a password with an unencoded '/'). SQLite URLs have none and come out as
      * they are. */
-    pgurl_mask(url, out, cap);
+    dburl_mask(url, out, cap);
 }
 
 /* ---- loading ------------------------------------------------------------------------ */
@@ -160,7 +160,7 @@ enum cfg_key {
     K_DB_PASSWORD, K_TRIAL_TIMEOUT, K_API_TOKEN, K_IDLE_TIMEOUT, K_HEADER_TIMEOUT,
     K_DRAIN_TIMEOUT, K_MAX_CONNECTIONS_PER_IP, K_LOG_FILE, K_METRICS_PER_JOB,
     K_BODY_TIMEOUT, K_READ_TOKEN, K_CLIENT_TOKEN, K_API_TOKEN_FILE, K_READ_TOKEN_FILE,
-    K_CLIENT_TOKEN_FILE, K_POLICY, K_COUNT
+    K_CLIENT_TOKEN_FILE, K_POLICY, K_CARBON_INTENSITY, K_ENERGY_PRICE, K_CURRENCY, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
@@ -172,6 +172,7 @@ static const char *const key_names[K_COUNT] = {
     "ZEUS_BSO_BODY_TIMEOUT",
     "ZBSO_READ_TOKEN", "ZBSO_CLIENT_TOKEN", "ZEUS_BSO_API_TOKEN_FILE", "ZBSO_READ_TOKEN_FILE",
     "ZBSO_CLIENT_TOKEN_FILE", "ZBSO_POLICY",
+    "ZBSO_CARBON_INTENSITY", "ZBSO_ENERGY_PRICE", "ZBSO_CURRENCY",
 };
 
 /* Values of our keys found in a `.env` file (heap copies; the last assignment wins). */
@@ -371,6 +372,12 @@ static int apply(cli_config *cfg, int k, const char *what, const char *v, zbso_e
     case K_CLIENT_TOKEN_FILE:
         return read_secret_file(what, "ZBSO_CLIENT_TOKEN", v, cfg->client_token,
                                 sizeof cfg->client_token, err);
+    case K_CARBON_INTENSITY:
+        return config_copy(what, v, cfg->carbon_intensity, sizeof cfg->carbon_intensity, err);
+    case K_ENERGY_PRICE:
+        return config_copy(what, v, cfg->energy_price, sizeof cfg->energy_price, err);
+    case K_CURRENCY:
+        return config_copy(what, v, cfg->currency, sizeof cfg->currency, err);
     default:
         return err_set(err, ZBSO_EINTERNAL, "unknown configuration key %d", k);
     }

@@ -43,6 +43,12 @@ typedef struct cli_config {
     bool metrics_per_job;            /* /metrics has per-job series */
     zbso_policy policy;              /* new jobs' policy when their spec names none */
     char dotenv_path[CFG_URL_MAX + 1];    /* the `.env` file that was read, or "" */
+    /* Issue 25, all "" when not configured (then no CO2e or price figure anywhere):
+     * g CO2e per kWh, or the path of a CSV of timestamp,g_per_kwh; the energy price per
+     * kWh; its ISO 4217 currency. Checked by cli_footprint_load. */
+    char carbon_intensity[CFG_URL_MAX + 1];
+    char energy_price[64];
+    char currency[8];
 } cli_config;
 
 /* Fills cfg with SPEC §5's defaults: sqlite:///zbso.db, 127.0.0.1:8000, INFO, no echo,
@@ -82,7 +88,7 @@ int config_copy(const char *what, const char *text, char *dst, size_t cap, zbso_
  * *weak is set then, for a warning. Pure. */
 int config_check_token(const cli_config *cfg, bool *weak, zbso_err *err);
 
-/* Copies url into out (capacity cap) with every password replaced by `***` (pgurl_mask:
+/* Copies url into out (capacity cap) with every password replaced by `***` (dburl_mask:
  * `user:***@`, `password=***`, `sslpassword=***`), so URLs can be logged without their
  * secrets. Truncates to fit. */
 void config_redact_url(const char *url, char *out, size_t cap);

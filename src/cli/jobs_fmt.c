@@ -3,6 +3,7 @@
  * no figure is computed here beyond joining and rounding for a terminal. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,6 +22,10 @@ typedef enum kind {
     K_TIME,    /* unix seconds as UTC, "2026-11-23T22:30:05Z" */
     K_BOOL,    /* yes / no */
     K_LIST,    /* an array of integers or strings: "8,16,32" */
+    K_PCT,     /* a percentage: one decimal and "%" */
+    K_KWH,     /* kWh: three decimals */
+    K_BREAK_EVEN, /* the savings object: its break-even recurrence, "not yet" when there is
+                   * a baseline but no break-even, else "-" */
 } kind;
 
 typedef struct column {
@@ -29,6 +34,20 @@ typedef struct column {
                            * header */
     kind k;
 } column;
+
+/* CO2e and price fields exist only when the server has them configured: a column or row
+ * of them is shown only when some row has the field, so none appears without them. */
+static bool optional_path(const char *path)
+{
+    static const char *const tails[] = {"co2e_g", "price", "currency"};
+    size_t n = strlen(path);
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        size_t m = strlen(tails[i]);
+        if (n >= m && strcmp(path + n - m, tails[i]) == 0 && (n == m || path[n - m - 1] == '.'))
+            return true;
+    }
+    return false;
+}
 
 int jobs_format_parse(const char *text, jobs_format *out, zbso_err *err)
 {
@@ -92,14 +111,29 @@ static void cell(cli_table *t, const json_t *v, kind k)
     case K_F1:
     case K_G:
     case K_TIME:
+    case K_PCT:
+    case K_KWH:
         if (json_is_number(v)) {
             double x = json_number_value(v);
             if (k == K_TIME) {
                 utc(x, buf, sizeof buf);
                 cli_table_cell(t, buf);
+            } else if (k == K_PCT) {
+                cli_table_cellf(t, "%.1f%%", x);
             } else {
-                cli_table_cellf(t, k == K_F1 ? "%.1f" : "%.6g", x);
+                cli_table_cellf(t, k == K_F1 ? "%.1f" : k == K_KWH ? "%.3f" : "%.6g", x);
             }
+            return;
+        }
+        break;
+    case K_BREAK_EVEN:
+        if (json_is_object(v)) {
+            const json_t *be = json_object_get(v, "break_even_recurrence");
+            if (json_is_integer(be))
+                cli_table_cellf(t, "%" PRId64, (int64_t)json_integer_value(be));
+            else
+                cli_table_cell(t, json_is_object(json_object_get(v, "saved")) ? "not yet"
+                                                                              : "-");
             return;
         }
         break;
@@ -181,10 +215,35 @@ static void csv_value(FILE *to, const json_t *v)
     free(text);
 }
 
-static void csv_header(FILE *to, const column *cols, size_t n, const char *prefix)
+/* Which of cols to show: all but the optional ones no row of rows (an array, or one
+ * object) has. */
+static void shown_cols(const column *cols, size_t n, const json_t *rows, bool *shown)
 {
     for (size_t i = 0; i < n; i++) {
-        if (i > 0)
+        shown[i] = !optional_path(cols[i].path);
+        if (json_is_object(rows)) {
+            shown[i] = shown[i] || at(rows, cols[i].path) != NULL;
+            continue;
+        }
+        size_t r;
+        const json_t *row;
+        json_array_foreach(rows, r, row)
+            shown[i] = shown[i] || at(row, cols[i].path) != NULL;
+    }
+}
+
+#define COLS_MAX 64  /* columns of one list */
+
+/* The header of cols shown for rows. */
+static void csv_header_for(FILE *to, const column *cols, size_t n, const char *prefix,
+                           const json_t *rows)
+{
+    bool shown[COLS_MAX];
+    shown_cols(cols, n, rows, shown);
+    for (size_t i = 0, k = 0; i < n; i++) {
+        if (!shown[i])
+            continue;
+        if (k++ > 0)
             fputc(',', to);
         fputs(prefix, to);
         jobs_csv_field(to, cols[i].path, true);
@@ -212,10 +271,21 @@ static void csv_time(FILE *to, double t)
     fprintf(to, "%s.%03ldZ", buf, ms);
 }
 
-static void csv_row(FILE *to, const column *cols, size_t n, const json_t *row)
+static void csv_header(FILE *to, const column *cols, size_t n, const char *prefix)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0)
+    csv_header_for(to, cols, n, prefix, NULL);
+}
+
+/* One row of the cols shown for rows. */
+static void csv_row_for(FILE *to, const column *cols, size_t n, const json_t *row,
+                        const json_t *rows)
+{
+    bool shown[COLS_MAX];
+    shown_cols(cols, n, rows, shown);
+    for (size_t i = 0, k = 0; i < n; i++) {
+        if (!shown[i])
+            continue;
+        if (k++ > 0)
             fputc(',', to);
         const json_t *v = row != NULL ? at(row, cols[i].path) : NULL;
         if (cols[i].k == K_TIME && json_is_number(v))
@@ -225,22 +295,35 @@ static void csv_row(FILE *to, const column *cols, size_t n, const json_t *row)
     }
 }
 
+static void csv_row(FILE *to, const column *cols, size_t n, const json_t *row)
+{
+    csv_row_for(to, cols, n, row, NULL);
+}
+
 /* A table of cols with one row per element of rows (an array). */
 static cli_table *rows_table(const column *cols, size_t n, const json_t *rows)
 {
-    char align[16] = "";
-    for (size_t i = 0; i < n && i < sizeof align - 1; i++)
-        align[i] = cols[i].k == K_STR || cols[i].k == K_TIME || cols[i].k == K_LIST ||
-                           cols[i].k == K_BOOL ? 'l' : 'r';
-    cli_table *t = cli_table_new(n, align);
+    char align[COLS_MAX + 1] = "";
+    bool shown[COLS_MAX];
+    size_t m = 0;
+    shown_cols(cols, n, rows, shown);
+    for (size_t i = 0; i < n && m < COLS_MAX; i++)
+        if (shown[i])
+            align[m++] = cols[i].k == K_STR || cols[i].k == K_TIME || cols[i].k == K_LIST ||
+                                 cols[i].k == K_BOOL || cols[i].k == K_BREAK_EVEN
+                             ? 'l'
+                             : 'r';
+    cli_table *t = cli_table_new(m, align);
     for (size_t i = 0; i < n; i++)
-        cli_table_cell(t, cols[i].header);
+        if (shown[i])
+            cli_table_cell(t, cols[i].header);
     cli_table_end_row(t);
     size_t r;
     const json_t *row;
     json_array_foreach(rows, r, row) {
         for (size_t i = 0; i < n; i++)
-            cell(t, at(row, cols[i].path), cols[i].k);
+            if (shown[i])
+                cell(t, at(row, cols[i].path), cols[i].k);
         cli_table_end_row(t);
     }
     return t;
@@ -275,20 +358,25 @@ static int put_json(FILE *to, const json_t *doc, zbso_err *err)
 
 /* ---- GET /jobs ---- */
 
+/* The headline first (issue 25): the cost saved, the optimizer's objective, against
+ * every recurrence at the default batch size, with energy and time beside it. */
 static const column list_table_cols[] = {
     {"job id", "job_id", K_STR},
     {"stage", "stage", K_STR},
-    {"policy", "policy", K_STR},
+    {"cost saved (J)", "savings.saved.cost", K_F1},
+    {"cost saved", "savings.saved_pct.cost", K_PCT},
+    {"break-even", "savings", K_BREAK_EVEN},
+    {"energy saved (kWh)", "savings.saved.energy_kwh", K_KWH},
+    {"energy saved", "savings.saved_pct.energy", K_PCT},
+    {"time saved (s)", "savings.saved.time_s", K_F1},
+    {"time saved", "savings.saved_pct.time", K_PCT},
+    {"CO2e saved (g)", "savings.saved.co2e_g", K_F1},
+    {"price saved", "savings.saved.price", K_G},
     {"trials", "trials.total", K_INT},
     {"running", "trials.Dispatched", K_INT},
-    {"ok", "trials.Succeeded", K_INT},
     {"failed", "trials.Failed", K_INT},
     {"best bs", "best_batch_size", K_INT},
-    {"min cost (J)", "min_cost", K_F1},
-    {"spent (J)", "savings.spent.energy_j", K_F1},
-    {"saved (J)", "savings.saved.energy_j", K_F1},
-    {"saved (s)", "savings.saved.time_s", K_F1},
-    {"break-even", "savings.break_even_recurrence", K_INT},
+    {"policy", "policy", K_STR},
     {"updated (UTC)", "updated_at", K_TIME},
 };
 
@@ -322,6 +410,22 @@ static const column list_csv_cols[] = {
     {"", "savings.best_batch_size", K_INT},
     {"", "savings.best_expected_cost", K_F1},
     {"", "savings.regret", K_F1},
+    {"", "savings.saved_pct.cost", K_PCT},
+    {"", "savings.saved_pct.energy", K_PCT},
+    {"", "savings.saved_pct.time", K_PCT},
+    {"", "savings.spent.energy_kwh", K_KWH},
+    {"", "savings.saved.energy_kwh", K_KWH},
+    {"", "savings.spent.co2e_g", K_F1},
+    {"", "savings.saved.co2e_g", K_F1},
+    {"", "savings.spent.price", K_G},
+    {"", "savings.saved.price", K_G},
+    {"", "savings.currency", K_STR},
+    {"", "trials.by_stop_reason.target_reached", K_INT},
+    {"", "trials.by_stop_reason.cost_bound", K_INT},
+    {"", "trials.by_stop_reason.max_epochs", K_INT},
+    {"", "trials.by_stop_reason.ended", K_INT},
+    {"", "trials.by_stop_reason.lease_expired", K_INT},
+    {"", "trials.by_stop_reason.unknown", K_INT},
     {"", "policy", K_STR},
 };
 
@@ -337,10 +441,10 @@ static void csv_rows(FILE *to, const column *cols, size_t n, const json_t *rows)
 {
     size_t r;
     const json_t *row;
-    csv_header(to, cols, n, "");
+    csv_header_for(to, cols, n, "", rows);
     fputs("\r\n", to);
     json_array_foreach(rows, r, row) {
-        csv_row(to, cols, n, row);
+        csv_row_for(to, cols, n, row, rows);
         fputs("\r\n", to);
     }
 }
@@ -372,6 +476,10 @@ static const column trial_table_cols[] = {
     {"cost (J)", "cost", K_F1},
     {"metric", "metric", K_G},
     {"converged", "converged", K_BOOL},
+    {"stop reason", "stop_reason", K_STR},
+    {"energy (kWh)", "energy_kwh", K_KWH},
+    {"CO2e (g)", "co2e_g", K_F1},
+    {"price", "price", K_G},
 };
 
 static const column trial_csv_cols[] = {
@@ -388,6 +496,10 @@ static const column trial_csv_cols[] = {
     {"", "epochs", K_INT},
     {"", "cost", K_F1},
     {"", "converged", K_BOOL},
+    {"", "stop_reason", K_STR},
+    {"", "energy_kwh", K_KWH},
+    {"", "co2e_g", K_F1},
+    {"", "price", K_G},
 };
 
 int jobs_fmt_trials(FILE *to, jobs_format f, const json_t *doc, zbso_err *err)
@@ -414,6 +526,8 @@ typedef struct kv {
 static void kv_rows(cli_table *t, const json_t *doc, const kv *rows, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        if (optional_path(rows[i].path) && at(doc, rows[i].path) == NULL)
+            continue;
         cli_table_cell(t, rows[i].label);
         cell(t, at(doc, rows[i].path), rows[i].k);
         cli_table_end_row(t);
@@ -437,6 +551,10 @@ static const kv curve_fields[] = {
     {"cost (J)", "cost", K_F1},
     {"metric", "metric", K_G},
     {"converged", "converged", K_BOOL},
+    {"stop reason", "stop_reason", K_STR},
+    {"energy (kWh)", "energy_kwh", K_KWH},
+    {"CO2e (g)", "co2e_g", K_F1},
+    {"price", "price", K_G},
 };
 
 static const column report_table_cols[] = {
@@ -535,6 +653,16 @@ static const kv savings_fields[] = {
     {"saved energy (J)", "saved.energy_j", K_F1},
     {"saved time (s)", "saved.time_s", K_F1},
     {"saved cost (J)", "saved.cost", K_F1},
+    {"saved cost", "saved_pct.cost", K_PCT},
+    {"saved energy", "saved_pct.energy", K_PCT},
+    {"saved time", "saved_pct.time", K_PCT},
+    {"spent energy (kWh)", "spent.energy_kwh", K_KWH},
+    {"saved energy (kWh)", "saved.energy_kwh", K_KWH},
+    {"spent CO2e (g)", "spent.co2e_g", K_F1},
+    {"saved CO2e (g)", "saved.co2e_g", K_F1},
+    {"spent price", "spent.price", K_G},
+    {"saved price", "saved.price", K_G},
+    {"currency", "currency", K_STR},
     {"break-even recurrence", "break_even_recurrence", K_INT},
     {"best batch size in hindsight", "best_batch_size", K_INT},
     {"its expected cost (J)", "best_expected_cost", K_F1},
@@ -586,6 +714,37 @@ static void csv_flatten(FILE *to, const char *prefix, const json_t *v)
     }
 }
 
+/* The number at path below v, or NaN. */
+static double num_at(const json_t *v, const char *path)
+{
+    const json_t *x = at(v, path);
+    return json_is_number(x) ? json_number_value(x) : NAN;
+}
+
+/* The projection as a sentence for the top of `zbso jobs show` (issue 25): what to do
+ * next and what it is expected to save per run, or why there is no projection yet. */
+static void put_projection(FILE *to, const json_t *doc)
+{
+    const json_t *p = at(doc, "projection");
+    if (!json_is_object(p)) {
+        const json_t *why = at(doc, "projection_reason");
+        fprintf(to, "Projection: none yet (%s).\n\n",
+                json_is_string(why) ? json_string_value(why) : "not enough data");
+        return;
+    }
+    double pct = num_at(p, "saving_per_run_pct.cost");
+    fprintf(to, "Projection: use batch size %" PRId64 ": expected cost %.1f J (sd %.1f) per "
+            "run, %.1f J (%.1f%%) %s than the default batch size %" PRId64 "; energy %.3f "
+            "kWh, time %.1f s per run (from %" PRId64 " run%s).\n\n",
+            (int64_t)json_integer_value(json_object_get(p, "batch_size")), num_at(p, "cost"),
+            num_at(p, "cost_sd"), fabs(num_at(p, "saving_per_run.cost")), fabs(pct),
+            pct >= 0 ? "less" : "more",
+            (int64_t)json_integer_value(at(doc, "savings.default_batch_size")),
+            num_at(p, "energy_j") / 3.6e6, num_at(p, "time_s"),
+            (int64_t)json_integer_value(json_object_get(p, "runs")),
+            json_integer_value(json_object_get(p, "runs")) == 1 ? "" : "s");
+}
+
 int jobs_fmt_job(FILE *to, jobs_format f, const json_t *doc, zbso_err *err)
 {
     if (f == JOBS_FMT_JSON)
@@ -595,6 +754,7 @@ int jobs_fmt_job(FILE *to, jobs_format f, const json_t *doc, zbso_err *err)
         csv_flatten(to, "", doc);
         return done(to, err);
     }
+    put_projection(to, doc);
     cli_table *t = cli_table_new(2, "ll");
     kv_rows(t, doc, job_fields, N(job_fields));
     put_table(to, t);
@@ -629,6 +789,93 @@ int jobs_fmt_job(FILE *to, jobs_format f, const json_t *doc, zbso_err *err)
         cli_table_end_row(t);
     }
     put_table(to, t);
+
+    fputs("\ntrials by stop reason\n", to);
+    t = cli_table_new(2, "lr");
+    cli_table_cell(t, "stop reason");
+    cli_table_cell(t, "trials");
+    cli_table_end_row(t);
+    const char *reason;
+    const json_t *n;
+    json_object_foreach(json_object_get(at(doc, "trials"), "by_stop_reason"), reason, n) {
+        cli_table_cell(t, reason);
+        cell(t, n, K_INT);
+        cli_table_end_row(t);
+    }
+    put_table(to, t);
+    return done(to, err);
+}
+
+/* ---- zbso jobs compare ---- */
+
+/* One row per job, from its job document: what one recurrence costs at the default and at
+ * the projected batch size, and what each job saved (issue 25). */
+static const column compare_cols[] = {
+    {"job id", "job_id", K_STR},
+    {"GPU", "spec.gpu_model", K_STR},
+    {"GPUs", "spec.number_of_gpus", K_INT},
+    {"stage", "stage", K_STR},
+    {"finished", "savings.finished_trials", K_INT},
+    {"default bs", "savings.default_batch_size", K_INT},
+    {"best bs", "best_batch_size", K_INT},
+    {"cost/run at default (J)", "savings.default_expected.cost", K_F1},
+    {"projected bs", "projection.batch_size", K_INT},
+    {"projected cost/run (J)", "projection.cost", K_F1},
+    {"projected saving/run", "projection.saving_per_run_pct.cost", K_PCT},
+    {"cost saved (J)", "savings.saved.cost", K_F1},
+    {"cost saved", "savings.saved_pct.cost", K_PCT},
+    {"break-even", "savings", K_BREAK_EVEN},
+    {"energy saved (kWh)", "savings.saved.energy_kwh", K_KWH},
+    {"time saved (s)", "savings.saved.time_s", K_F1},
+    {"CO2e saved (g)", "savings.saved.co2e_g", K_F1},
+    {"price saved", "savings.saved.price", K_G},
+};
+
+static const column compare_csv_cols[] = {
+    {"", "job_id", K_STR},
+    {"", "spec.gpu_model", K_STR},
+    {"", "spec.number_of_gpus", K_INT},
+    {"", "stage", K_STR},
+    {"", "savings.finished_trials", K_INT},
+    {"", "savings.default_batch_size", K_INT},
+    {"", "best_batch_size", K_INT},
+    {"", "savings.default_expected.cost", K_F1},
+    {"", "savings.default_expected.energy_j", K_F1},
+    {"", "savings.default_expected.time_s", K_F1},
+    {"", "projection.batch_size", K_INT},
+    {"", "projection.cost", K_F1},
+    {"", "projection.cost_sd", K_F1},
+    {"", "projection.energy_j", K_F1},
+    {"", "projection.time_s", K_F1},
+    {"", "projection.saving_per_run.cost", K_F1},
+    {"", "projection.saving_per_run_pct.cost", K_PCT},
+    {"", "savings.saved.cost", K_F1},
+    {"", "savings.saved_pct.cost", K_PCT},
+    {"", "savings.saved.energy_j", K_F1},
+    {"", "savings.saved.energy_kwh", K_KWH},
+    {"", "savings.saved_pct.energy", K_PCT},
+    {"", "savings.saved.time_s", K_F1},
+    {"", "savings.saved_pct.time", K_PCT},
+    {"", "savings.break_even_recurrence", K_INT},
+    {"", "savings.saved.co2e_g", K_F1},
+    {"", "savings.saved.price", K_G},
+    {"", "savings.currency", K_STR},
+};
+
+int jobs_fmt_compare(FILE *to, jobs_format f, const json_t *jobs, zbso_err *err)
+{
+    if (f == JOBS_FMT_JSON) {
+        json_t *doc = json_pack("{s:O}", "jobs", jobs);
+        if (doc == NULL)
+            return err_set(err, ZBSO_ENOMEM, "out of memory writing JSON");
+        int rc = put_json(to, doc, err);
+        json_decref(doc);
+        return rc;
+    }
+    if (f == JOBS_FMT_CSV)
+        csv_rows(to, compare_csv_cols, N(compare_csv_cols), jobs);
+    else
+        put_table(to, rows_table(compare_cols, N(compare_cols), jobs));
     return done(to, err);
 }
 
@@ -650,7 +897,7 @@ int jobs_fmt_export(FILE *to, jobs_format f, const json_t *job, const json_t *tr
     static const column key[] = {{"", "job_id", K_STR}};
     csv_header(to, key, N(key), "");
     fputc(',', to);
-    csv_header(to, trial_csv_cols, N(trial_csv_cols), "");
+    csv_header_for(to, trial_csv_cols, N(trial_csv_cols), "", trials);
     fputc(',', to);
     csv_header(to, report_csv_cols, N(report_csv_cols), "report_");
     fputs("\r\n", to);
@@ -663,7 +910,7 @@ int jobs_fmt_export(FILE *to, jobs_format f, const json_t *job, const json_t *tr
             report = json_array_get(reports, r);
             csv_row(to, key, N(key), job);
             fputc(',', to);
-            csv_row(to, trial_csv_cols, N(trial_csv_cols), trial);
+            csv_row_for(to, trial_csv_cols, N(trial_csv_cols), trial, trials);
             fputc(',', to);
             csv_row(to, report_csv_cols, N(report_csv_cols), report);
             fputs("\r\n", to);

@@ -31,6 +31,10 @@ int jobs_fmt_job(FILE *to, jobs_format f, const json_t *doc, zbso_err *err);
 int jobs_fmt_trials(FILE *to, jobs_format f, const json_t *doc, zbso_err *err);
 /* GET /jobs/{job_id}/trials/{n}: the trial, then one row per report (its curve). */
 int jobs_fmt_curve(FILE *to, jobs_format f, const json_t *doc, zbso_err *err);
+/* `zbso jobs compare`: jobs is an array of job documents (GET /jobs/{job_id}); one row
+ * per job with what a recurrence costs at the default and projected batch sizes and what
+ * each job saved. JSON: {"jobs": [job...]}, the documents themselves. */
+int jobs_fmt_compare(FILE *to, jobs_format f, const json_t *jobs, zbso_err *err);
 /* `zbso jobs export`: the job document and the trial documents (each with its reports)
  * of the job. JSON: {"job": job, "trials": [trial...]}. CSV: one row per report, the
  * trial's columns repeated on each (a trial without reports: one row, report columns

@@ -285,6 +285,23 @@ static int client_start(zbso_client *c, const char *server_url, const char *job_
     return register_job(c, &spec, err);
 }
 
+/* The end of both constructors: unless rc (the set-up's code) already failed, registers
+ * the job (client_start) and hands c over in *out; otherwise frees c. Writes the message
+ * (or "") into errbuf when given. Returns the code. */
+static int client_finish(zbso_client *c, int rc, const char *server_url,
+                         const char *job_spec_json, zbso_err *err, zbso_client **out,
+                         char *errbuf, size_t errbuf_len)
+{
+    if (rc == 0 && (rc = client_start(c, server_url, job_spec_json, err)) == 0) {
+        *out = c;
+        c = NULL;
+    }
+    if (errbuf && errbuf_len)
+        snprintf(errbuf, errbuf_len, "%s", rc < 0 ? err->msg : "");
+    zbso_client_free(c);
+    return rc;
+}
+
 int zbso_client_new(zbso_monitor *mon, const char *server_url, const char *job_spec_json,
                     int rank, zbso_client **out, char *errbuf, size_t errbuf_len)
 {
@@ -314,15 +331,9 @@ int zbso_client_new(zbso_monitor *mon, const char *server_url, const char *job_s
     c->max_limit_mw = zbso_monitor_max_power_limit_mw(c->mon);
     c->n_gpus = zbso_monitor_gpu_count(c->mon);
     snprintf(c->gpu_model, sizeof c->gpu_model, "%s", zbso_monitor_gpu_model(c->mon));
-    if ((rc = client_start(c, server_url, job_spec_json, &err)) < 0)
-        goto out;
-    *out = c;
-    c = NULL;
+    rc = 0;
 out:
-    if (errbuf && errbuf_len)
-        snprintf(errbuf, errbuf_len, "%s", rc < 0 ? err.msg : "");
-    zbso_client_free(c);
-    return rc;
+    return client_finish(c, rc, server_url, job_spec_json, &err, out, errbuf, errbuf_len);
 }
 
 int zbso_client_new_ops(const zbso_window_ops *ops, unsigned max_power_limit_mw,
@@ -356,15 +367,9 @@ int zbso_client_new_ops(const zbso_window_ops *ops, unsigned max_power_limit_mw,
     c->max_limit_mw = max_power_limit_mw;
     c->n_gpus = n_gpus;
     snprintf(c->gpu_model, sizeof c->gpu_model, "%s", gpu_model);
-    if ((rc = client_start(c, server_url, job_spec_json, &err)) < 0)
-        goto out;
-    *out = c;
-    c = NULL;
+    rc = 0;
 out:
-    if (errbuf && errbuf_len)
-        snprintf(errbuf, errbuf_len, "%s", rc < 0 ? err.msg : "");
-    zbso_client_free(c);
-    return rc;
+    return client_finish(c, rc, server_url, job_spec_json, &err, out, errbuf, errbuf_len);
 }
 
 void zbso_client_free(zbso_client *c)

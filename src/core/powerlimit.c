@@ -18,6 +18,9 @@ int opt_pl_selector_check(const opt_pl_selector *s, zbso_err *err)
         if (s->world_size < 1)
             return err_set(err, ZBSO_EINVAL, "world_size must be greater than or equal to "
                            "1; got %lld", (long long)s->world_size);
+        if (s->world_size > OPT_PL_WORLD_MAX)
+            return err_set(err, ZBSO_EINVAL, "world_size must be at most %lld; got %lld",
+                           (long long)OPT_PL_WORLD_MAX, (long long)s->world_size);
         return 0;
     case OPT_PL_MAX_SLOWDOWN:
         if (!(s->factor >= 1.0) || !isfinite(s->factor))
@@ -43,6 +46,10 @@ int opt_pl_measurements_check(const opt_pl_measurement *m, size_t n, zbso_err *e
         if (m[i].power_limit_w <= 0)
             return err_set(err, ZBSO_EINVAL, "measurement %zu: power_limit %lld W is not "
                            "positive", i, (long long)m[i].power_limit_w);
+        if (m[i].power_limit_w > OPT_PL_MAX_W)
+            return err_set(err, ZBSO_EINVAL, "measurement %zu: power_limit %lld W is out of "
+                           "range: a power limit is 1 to %d W", i,
+                           (long long)m[i].power_limit_w, OPT_PL_MAX_W);
         if (!(m[i].time_s > 0) || !isfinite(m[i].time_s))
             return err_set(err, ZBSO_EINVAL, "measurement %zu (%lld W): time %s is not a "
                            "positive finite number", i, (long long)m[i].power_limit_w,
@@ -91,8 +98,11 @@ int opt_pl_select(const opt_pl_selector *s, const opt_pl_measurement *m, size_t 
         *out_w = best;
         return 0;
     }
-    /* Zeus: max(power_limit) * world_size, an integer in Python, then zeus_cost. */
-    double max_power_w = (double)(m[top].power_limit_w * s->world_size);
+    /* Zeus: max(power_limit) * world_size, an integer in Python, then zeus_cost. Both
+     * factors are bounded (measurements_check, selector_check): the product is at most
+     * 2^41, exact in a double. Only ZeusCost has a world_size. */
+    double max_power_w =
+        s->kind == OPT_PL_ZEUS_COST ? (double)(m[top].power_limit_w * s->world_size) : 0;
     size_t best = 0;
     double best_key = key_of(s, &m[0], max_power_w);
     for (size_t i = 1; i < n; i++) {
@@ -109,13 +119,18 @@ int opt_pl_select(const opt_pl_selector *s, const opt_pl_measurement *m, size_t 
 int opt_pl_limits(int64_t min_mw, int64_t max_mw, int64_t pl_step_w, int64_t *out,
                   size_t cap, zbso_err *err)
 {
-    if (min_mw <= 0 || max_mw < min_mw)
+    if (min_mw <= 0 || max_mw < min_mw || max_mw > (int64_t)OPT_PL_MAX_W * 1000)
         return err_set(err, ZBSO_EINVAL, "power limit constraints [%lld, %lld] mW are not a "
-                       "range of positive limits", (long long)min_mw, (long long)max_mw);
+                       "range of positive limits up to %d W", (long long)min_mw,
+                       (long long)max_mw, OPT_PL_MAX_W);
     if (pl_step_w <= 0)
         return err_set(err, ZBSO_EINVAL, "pl_step must be positive; got %lld",
                        (long long)pl_step_w);
-    int64_t step_mw = pl_step_w * 1000;
+    /* A step too wide to count in mW leaves the highest limit alone, as any step wider
+     * than the range does; l - step_mw >= 1 - INT64_MAX cannot overflow. */
+    int64_t step_mw;
+    if (__builtin_mul_overflow(pl_step_w, 1000, &step_mw))
+        step_mw = INT64_MAX;
     size_t n = 0;
     for (int64_t l = max_mw; l >= min_mw; l -= step_mw) {
         if (n == cap)
@@ -140,6 +155,17 @@ static int setup(opt_plo *p, const opt_plo_config *c, zbso_err *err)
     if (c->profile_steps <= 0)
         return err_set(err, ZBSO_EINVAL, "profile_steps must be positive; got %lld",
                        (long long)c->profile_steps);
+    /* wait_steps + 1 below, and counts of steps turned into doubles by the callers. */
+    if (c->wait_steps > OPT_PLO_STEPS_MAX || c->warmup_steps > OPT_PLO_STEPS_MAX ||
+        c->profile_steps > OPT_PLO_STEPS_MAX)
+        return err_set(err, ZBSO_EINVAL, "%s must be at most %lld; got %lld",
+                       c->wait_steps > OPT_PLO_STEPS_MAX     ? "wait_steps"
+                       : c->warmup_steps > OPT_PLO_STEPS_MAX ? "warmup_steps"
+                                                             : "profile_steps",
+                       (long long)OPT_PLO_STEPS_MAX,
+                       (long long)(c->wait_steps > OPT_PLO_STEPS_MAX     ? c->wait_steps
+                                   : c->warmup_steps > OPT_PLO_STEPS_MAX ? c->warmup_steps
+                                                                         : c->profile_steps));
     memset(p, 0, sizeof *p);
     int n = opt_pl_limits(c->min_limit_mw, c->max_limit_mw, c->pl_step_w, p->limits_mw,
                           OPT_PL_MAX, err);
@@ -151,8 +177,9 @@ static int setup(opt_plo *p, const opt_plo_config *c, zbso_err *err)
     return 0;
 }
 
-/* The limit in mW of a measurement's w: the profiled limit it came from (which need not
- * be a whole number of W), else w W within the constraints. */
+/* The limit in mW of a measurement's w (1..OPT_PL_MAX_W, checked by opt_pl_select): the
+ * profiled limit it came from (which need not be a whole number of W), else w W within
+ * the constraints. */
 static int64_t limit_mw_of(const opt_plo *p, int64_t w)
 {
     for (size_t i = 0; i < p->n_limits; i++)
@@ -193,6 +220,7 @@ int opt_plo_init_done(opt_plo *p, const opt_plo_config *c, const opt_pl_selector
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < n; i++) {
+        /* 1..OPT_PL_MAX_W W (opt_pl_select checked): no overflow in mW. */
         int64_t mw = m[i].power_limit_w * 1000;
         /* A limit stored in whole W may sit up to 999 mW under a constraint in mW. */
         if (mw > c->max_limit_mw || mw + 999 < c->min_limit_mw)

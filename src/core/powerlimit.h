@@ -13,6 +13,10 @@
 #include "util/err.h"
 
 #define OPT_PL_MAX ZBSO_MAX_POWER_LIMITS   /* power limits of one profile, at most */
+/* The largest power limit a profile may hold, in W. GPU boards draw at most a few kW; the
+ * bound keeps every product of a limit (W -> mW, times world_size) far from overflow and a
+ * limit in mW within NVML's unsigned int. */
+#define OPT_PL_MAX_W 100000
 
 /* One power limit's profile: Zeus's PowerLimitMeasurement, per step (core/types.h). */
 typedef zbso_pl_measurement opt_pl_measurement;
@@ -26,6 +30,10 @@ typedef enum opt_pl_selector_kind {
                                * at most factor times the time at the highest limit */
 } opt_pl_selector_kind;
 
+/* The most GPUs a ZeusCost selector may count (world_size): with OPT_PL_MAX_W, P stays an
+ * exact integer in a double. */
+#define OPT_PL_WORLD_MAX (INT64_C(1) << 24)
+
 typedef struct opt_pl_selector {
     opt_pl_selector_kind kind;
     double eta_knob;          /* ZEUS_COST: in [0, 1] */
@@ -34,13 +42,14 @@ typedef struct opt_pl_selector {
     double factor;            /* MAX_SLOWDOWN: >= 1 */
 } opt_pl_selector;
 
-/* Checks a selector's parameters as Zeus's constructors do. Returns 0, or ZBSO_EINVAL
- * naming the parameter and its value (an unknown kind too). */
+/* Checks a selector's parameters as Zeus's constructors do, and world_size against
+ * OPT_PL_WORLD_MAX. Returns 0, or ZBSO_EINVAL naming the parameter and its value (an
+ * unknown kind too). */
 int opt_pl_selector_check(const opt_pl_selector *s, zbso_err *err);
 
-/* Checks measurements m[0..n-1]: 1 to OPT_PL_MAX of them, power limits positive and
- * distinct, time positive and energy non-negative, both finite. Returns 0 or ZBSO_EINVAL
- * naming the entry and the value. */
+/* Checks measurements m[0..n-1]: 1 to OPT_PL_MAX of them, power limits distinct and
+ * between 1 and OPT_PL_MAX_W W, time positive and energy non-negative, both finite.
+ * Returns 0 or ZBSO_EINVAL naming the entry, the field and the value. */
 int opt_pl_measurements_check(const opt_pl_measurement *m, size_t n, zbso_err *err);
 
 /* The optimum power limit (W) among m[0..n-1] under s, exactly as Zeus's select(): the
@@ -62,6 +71,10 @@ typedef enum opt_plo_state {
     OPT_PLO_PROFILING = 2,
     OPT_PLO_DONE = 3,
 } opt_plo_state;
+
+/* The most steps wait_steps, warmup_steps and profile_steps may each count (2^53: a count
+ * of steps stays exact in a double and the sums of the state machine cannot overflow). */
+#define OPT_PLO_STEPS_MAX (INT64_C(1) << 53)
 
 typedef struct opt_plo_config {
     int64_t wait_steps;       /* >= 0: steps before the first limit is set */
@@ -98,13 +111,15 @@ typedef struct opt_plo {
 } opt_plo;
 
 /* The limits to profile: Zeus's range(max, min - 1, -pl_step) in mW, highest first.
- * Returns the count (>= 1), or ZBSO_EINVAL when there would be more than cap. */
+ * Returns the count (>= 1), or ZBSO_EINVAL when there would be more than cap, for
+ * constraints that are not a range within 1 mW..OPT_PL_MAX_W W or a step that is not
+ * positive (a step wider than the range gives the highest limit alone, as in Zeus). */
 int opt_pl_limits(int64_t min_mw, int64_t max_mw, int64_t pl_step_w, int64_t *out,
                   size_t cap, zbso_err *err);
 
 /* Starts profiling: READY with wait_steps + 1 steps to go; *act sets the highest limit.
  * Returns 0, or ZBSO_EINVAL naming a bad config value (the messages of Zeus's
- * ValueErrors) or too many limits. */
+ * ValueErrors; a count of steps over OPT_PLO_STEPS_MAX too) or too many limits. */
 int opt_plo_init(opt_plo *p, const opt_plo_config *c, opt_plo_action *act, zbso_err *err);
 
 /* Starts DONE from a profile made before (Zeus's profile_path, zbso's stored profile):

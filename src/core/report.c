@@ -116,6 +116,11 @@ int opt_report_decide(const zbso_job *job, const zbso_trial *trial,
     out->trial.metric = result->metric;
     out->trial.epochs = result->current_epoch;
     out->trial.converged = final_converged;
+    /* The same order as the message: a run over the bound stops for the bound even when
+     * it reached the target or its last epoch. */
+    out->trial.stop_reason = final_converged ? ZBSO_STOP_TARGET_REACHED
+                             : !within       ? ZBSO_STOP_COST_BOUND
+                                             : ZBSO_STOP_MAX_EPOCHS;
     /* Beyond Zeus: only a converged run may set the bar that early-stops later runs. */
     out->update_min_cost = final_converged && (!job->has_min_cost || cost < job->min_cost);
 out:

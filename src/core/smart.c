@@ -12,6 +12,11 @@
 typedef struct smart_ctx {
     const zbso_job *job;
     size_t nb;
+    const opt_smart_prior *prior;  /* NULL: none given */
+    bool warm;                     /* the job reads a prior (warm_start, prior_jobs) */
+    bool wants_prior;              /* a decision needed the prior and had none */
+    int64_t last_taken;            /* the newest trial number the replay has passed */
+    int64_t last_decided;          /* the newest Exploration or MAB trial not Failed */
     const zbso_trial *first[ZBSO_MAX_BATCH_SIZES];
     const zbso_trial *second[ZBSO_MAX_BATCH_SIZES];
     bool seen[ZBSO_MAX_BATCH_SIZES];     /* the walk has passed it: counts for the best */
@@ -104,16 +109,14 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The warm start's jump: the unexplored size with the least predicted cost (the prior's
- * cost per epoch, scaled by the median ratio of this job's to the prior's on sizes both
- * have run, times the prior's epochs to the target), when that is below OPT_SMART_JUMP x
- * the default's cost. -1: none. */
-static int jump_pick(const smart_ctx *c, int d, const opt_smart_prior *p)
+/* The median ratio of this job's cost per epoch to the prior's on sizes both have run, in
+ * *r, and the largest of those ratios over the least in *spread (infinite with fewer than
+ * two). Returns false when they share none. */
+static bool prior_ratio(const smart_ctx *c, const opt_smart_prior *p, double *r,
+                        double *spread)
 {
     double ratios[ZBSO_MAX_BATCH_SIZES];
     size_t n_ratios = 0;
-    if (!walk_ok(c, d))
-        return -1;
     for (size_t i = 0; i < c->nb; i++) {
         if (!done(c->first[i]) || c->first[i]->epochs <= 0 || p->n_runs[i] == 0)
             continue;
@@ -122,18 +125,40 @@ static int jump_pick(const smart_ctx *c, int d, const opt_smart_prior *p)
             ratios[n_ratios++] = epoch_cost(c, c->first[i]) / src;
     }
     if (n_ratios == 0)
-        return -1;
+        return false;
     qsort(ratios, n_ratios, sizeof ratios[0], cmp_double);
-    double r = n_ratios % 2 ? ratios[n_ratios / 2]
-                            : 0.5 * (ratios[n_ratios / 2 - 1] + ratios[n_ratios / 2]);
+    *spread = n_ratios >= 2 ? ratios[n_ratios - 1] / ratios[0] : INFINITY;
+    *r = n_ratios % 2 ? ratios[n_ratios / 2]
+                      : 0.5 * (ratios[n_ratios / 2 - 1] + ratios[n_ratios / 2]);
+    return true;
+}
+
+/* The prior's cost of size i (its cost per epoch times its epochs to the target) times r,
+ * in *pred. Returns false when the prior has no converged run of i. */
+static bool prior_pred(const opt_smart_prior *p, int i, double r, double *pred)
+{
+    if (p->n_runs[i] == 0 || p->n_converged[i] == 0)
+        return false;
+    *pred = r * (p->epoch_cost_sum[i] / (double)p->n_runs[i]) *
+            (p->epochs_sum[i] / (double)p->n_converged[i]);
+    return true;
+}
+
+/* The warm start's jump: the unexplored size with the least predicted cost (prior_pred
+ * scaled by prior_ratio), when that is below OPT_SMART_JUMP x the default's cost. -1:
+ * none. */
+static int jump_pick(const smart_ctx *c, int d, const opt_smart_prior *p)
+{
+    double r, spread;
+    if (!walk_ok(c, d) || !prior_ratio(c, p, &r, &spread))
+        return -1;
     double bar = OPT_SMART_JUMP * cost_of(c, c->first[d]);
     int best = -1;
     double best_pred = INFINITY;
     for (size_t i = 0; i < c->nb; i++) {
-        if (c->first[i] != NULL || p->n_runs[i] == 0 || p->n_converged[i] == 0)
+        double pred;
+        if (c->first[i] != NULL || !prior_pred(p, (int)i, r, &pred))
             continue;
-        double pred = r * (p->epoch_cost_sum[i] / (double)p->n_runs[i]) *
-                      (p->epochs_sum[i] / (double)p->n_converged[i]);
         if (pred < bar && pred < best_pred) {
             best = (int)i;
             best_pred = pred;
@@ -164,7 +189,7 @@ static int answer(const smart_ctx *c, opt_smart_kind kind, opt_smart_phase phase
 
 /* Answers for the walk's step at size i: explore it when it has no run, a Concurrent
  * trial while its run is out. Returns true when it answered. */
-static bool step(const smart_ctx *c, int i, opt_smart_phase phase, const zbso_trial *t,
+static bool step(smart_ctx *c, int i, opt_smart_phase phase, const zbso_trial *t,
                  opt_smart_decision *out)
 {
     if (t == NULL) {
@@ -175,28 +200,98 @@ static bool step(const smart_ctx *c, int i, opt_smart_phase phase, const zbso_tr
         answer(c, OPT_SMART_CONCURRENT, phase, i, out);
         return true;
     }
+    if (t->trial_number > c->last_taken)
+        c->last_taken = t->trial_number;
     return false;
 }
 
-/* Walks one direction from the center (dir -1: down, +1: up). Returns true when it
- * answered (a size to explore, or a Concurrent trial). */
+/* A warm job's walk does not run size i (not run yet) when the prior predicts it past
+ * OPT_SMART_PRUNE x the best so far, b, and the prior's shape has held on this job: two or
+ * more sizes run by both, their ratios within OPT_SMART_TRUST of each other (another GPU
+ * may saturate at another batch size). Replayed later, the walk finds i still unrun and
+ * the prior may have changed: it was pruned exactly when the job has an Exploration or MAB
+ * trial newer than any the walk has passed (the walk went on without it), and the prior
+ * is read only when it has none (the live decision). Returns true to prune. */
+static bool prune(smart_ctx *c, int i, int b)
+{
+    double r, spread, pred;
+    if (!c->warm || b < 0)
+        return false;
+    if (c->last_decided > c->last_taken)
+        return true;
+    if (c->prior == NULL) {
+        c->wants_prior = true;
+        return false;
+    }
+    return prior_ratio(c, c->prior, &r, &spread) && spread <= OPT_SMART_TRUST &&
+           prior_pred(c->prior, i, r, &pred) && pred > OPT_SMART_PRUNE * cost_of(c, c->first[b]);
+}
+
+/* The estimate of size i on the walk (prev: the size before it), its walk run converged:
+ * the lesser of its cost and the damped estimate. When that is past OPT_SMART_HARD x the
+ * best cost best_cost but one outlier epoch count could explain it (its cost per epoch
+ * times the fewer epochs of i's and prev's runs is within OPT_SMART_DELTA x the best),
+ * i is run once more (its second exploration) and the estimate is then the mean of both
+ * runs' cost per epoch times the median of the three epoch counts. Returns true when it
+ * answered (that run, or a Concurrent trial while it is out); *est is then unset.
+ * *converged is false when the second run did not converge. */
+static bool estimate(smart_ctx *c, int i, int prev, double best_cost, opt_smart_decision *out,
+                     double *est, bool *converged)
+{
+    const zbso_trial *a = c->first[i];
+    double d = damped(c, i, &prev, 1);
+    *est = cost_of(c, a) < d ? cost_of(c, a) : d;
+    *converged = true;
+    if (*est <= OPT_SMART_HARD * best_cost || !walk_ok(c, prev) || a->epochs <= 0)
+        return false;
+    int64_t e1 = a->epochs, ep = c->first[prev]->epochs;
+    if (epoch_cost(c, a) * (double)(e1 < ep ? e1 : ep) > OPT_SMART_DELTA * best_cost)
+        return false;
+    if (step(c, i, OPT_SMART_WALK, c->second[i], out))
+        return true;
+    const zbso_trial *z = c->second[i];
+    if (!z->converged) {
+        *converged = false;
+        return false;
+    }
+    int64_t lo = e1 < z->epochs ? e1 : z->epochs, hi = e1 < z->epochs ? z->epochs : e1;
+    int64_t med = ep < lo ? lo : ep > hi ? hi : ep;
+    *est = 0.5 * (epoch_cost(c, a) + epoch_cost(c, z)) * (double)med;
+    return false;
+}
+
+/* Walks one direction from the center (dir -1: down, +1: up). A direction ends at a size
+ * that did not converge, one past OPT_SMART_HARD x the best, the second in a row past
+ * OPT_SMART_DELTA x the best (one bump, from a size's own slow kernel or slow path, does
+ * not end it), or a size a warm job's prior prunes. Returns true when it answered (a size
+ * to explore, or a Concurrent trial). */
 static bool walk_dir(smart_ctx *c, int center, int dir, opt_smart_decision *out)
 {
-    int prev = center;
+    int prev = center, bumps = 0;
     for (int i = center + dir; i >= 0 && i < (int)c->nb; i += dir) {
+        if (c->first[i] == NULL && prune(c, i, best_arm(c, false)))
+            return false;
         if (step(c, i, OPT_SMART_WALK, c->first[i], out))
             return true;
         c->seen[i] = true;
         if (!c->first[i]->converged)
             return false;
         int b = best_arm(c, false);
-        double est = cost_of(c, c->first[i]);
-        double d = damped(c, i, &prev, 1);
-        if (d < est)
-            est = d;
-        prev = i;
-        if (b != i && est > OPT_SMART_DELTA * cost_of(c, c->first[b]))
+        if (b == i) {
+            bumps = 0;
+            prev = i;
+            continue;
+        }
+        double best_cost = cost_of(c, c->first[b]), est;
+        bool converged;
+        if (estimate(c, i, prev, best_cost, out, &est, &converged))
+            return true;
+        if (!converged || est > OPT_SMART_HARD * best_cost)
             return false;
+        bumps = est > OPT_SMART_DELTA * best_cost ? bumps + 1 : 0;
+        if (bumps >= 2)
+            return false;
+        prev = i;
     }
     return false;
 }
@@ -209,11 +304,31 @@ double opt_smart_reward(const zbso_job *job, const zbso_trial *t)
     return -(cost + (job->has_min_cost ? job->min_cost : cost));
 }
 
+/* The window of arm i's rewards: rewards[*from .. *from + *k - 1]. */
+static void arm_window(const zbso_job_spec *spec, const size_t *start, size_t i,
+                       size_t *from, size_t *k)
+{
+    *from = start[i];
+    *k = start[i + 1] - start[i];
+    if (spec->window_size > 0 && *k > (size_t)spec->window_size) {
+        *from += *k - (size_t)spec->window_size;
+        *k = (size_t)spec->window_size;
+    }
+}
+
 /* Exploit: Gaussian Thompson sampling over the survivors, one sample per arm in ascending
- * order (the generator's draws as Zeus's), the largest wins (the first on ties). An arm is
- * fitted from the job's Succeeded trials of its size (any type) in trial order, the newest
- * window_size when that is set, rewards by opt_smart_reward (unaccepted costs left out):
- * two passes over the trials, whatever the number of arms. */
+ * order (the generator's draws as Zeus's), the largest wins (the first on ties). An arm's
+ * rewards are those of the job's Succeeded trials of its size (any type) in trial order,
+ * the newest window_size when that is set, by opt_smart_reward (unaccepted costs left out):
+ * two passes over the trials, whatever the number of arms. The relative variance
+ * (variance / mean^2) pooled over the arms with two or more rewards, weighted by their
+ * count less one, bounds each arm's own from above and stands in for it when it is 0: an
+ * arm of n rewards of sum s and mean m, own relative variance v, has q = 1 / (u x m^2)
+ * with u = v when 0 < v < pooled, else pooled; precision p0 + n q and mean
+ * (p0 m0 + q s) / precision (the spec's prior p0, m0). Zeus's per-arm variance from two or
+ * three runs calls an arm exact when two runs took the same path and wildly uncertain when
+ * they did not. With no pooled variance (every arm's rewards equal) or a zero mean, §3.3's
+ * fit. */
 static int exploit(smart_ctx *c, const zbso_trial *t, size_t n, const bool *survivor,
                    zbso_rng *rng, opt_smart_decision *out, zbso_err *err)
 {
@@ -242,17 +357,37 @@ static int exploit(smart_ctx *c, const zbso_trial *t, size_t n, const bool *surv
     for (size_t j = 0; j < n; j++)
         if (arm_of[j] >= 0)
             rewards[fill[arm_of[j]]++] = opt_smart_reward(c->job, &t[j]);
+    double rel_sum = 0, rel_w = 0;
+    for (size_t i = 0; i < c->nb; i++) {
+        size_t from, k;
+        arm_window(spec, start, i, &from, &k);
+        double m = k >= 2 ? opt_mean(rewards + from, k) : 0;
+        if (!survivor[i] || m == 0)
+            continue;
+        rel_sum += (double)(k - 1) * opt_var(rewards + from, k) / (m * m);
+        rel_w += (double)(k - 1);
+    }
+    double rel = rel_w > 0 ? rel_sum / rel_w : 0;
     out->n_arms = 0;
     for (size_t i = 0; i < c->nb; i++) {
         if (!survivor[i])
             continue;
-        size_t from = start[i], k = start[i + 1] - start[i];
-        if (spec->window_size > 0 && k > (size_t)spec->window_size) {
-            from += k - (size_t)spec->window_size;
-            k = (size_t)spec->window_size;
+        size_t from, k;
+        arm_window(spec, start, i, &from, &k);
+        zbso_arm *a = &out->arms[out->n_arms++];
+        double sum = k > 0 ? opt_sum(rewards + from, k) : 0, m = k > 0 ? sum / (double)k : 0;
+        if (rel > 0 && m != 0) {
+            double own = k >= 2 ? opt_var(rewards + from, k) / (m * m) : 0;
+            double q = 1.0 / ((own > 0 && own < rel ? own : rel) * m * m);
+            a->batch_size = spec->batch_sizes[i];
+            a->num_observations = (int64_t)k;
+            a->param_precision = spec->mab_prior_precision + (double)k * q;
+            a->param_mean = (spec->mab_prior_precision * spec->mab_prior_mean + q * sum) /
+                            a->param_precision;
+        } else {
+            opt_arm_fit(spec->batch_sizes[i], spec->mab_prior_mean, spec->mab_prior_precision,
+                        rewards + from, k, a);
         }
-        opt_arm_fit(spec->batch_sizes[i], spec->mab_prior_mean, spec->mab_prior_precision,
-                    rewards + from, k, &out->arms[out->n_arms++]);
     }
     free(rewards);
     free(arm_of);
@@ -311,7 +446,12 @@ int opt_smart_next(const zbso_job *job, const zbso_trial *t, size_t n,
                        job->spec.job_id);
     c->job = job;
     c->nb = job->spec.n_batch_sizes;
+    c->prior = prior;
+    c->warm = job->spec.warm_start || job->spec.n_prior_jobs > 0;
     for (size_t j = 0; j < n; j++) {
+        if (t[j].type != ZBSO_TRIAL_CONCURRENT && t[j].status != ZBSO_TRIAL_FAILED &&
+            t[j].trial_number > c->last_decided)
+            c->last_decided = t[j].trial_number;
         if (t[j].type != ZBSO_TRIAL_EXPLORATION || t[j].status == ZBSO_TRIAL_FAILED)
             continue;
         int i = index_of(c, t[j].batch_size);
@@ -407,6 +547,8 @@ int opt_smart_next(const zbso_job *job, const zbso_trial *t, size_t n,
     }
     rc = exploit(c, t, n, survivor, rng, out, err);
 out:
+    if (rc == 0 && c->wants_prior)
+        out->wants_prior = true;
     free(c);
     return rc;
 }

@@ -15,10 +15,16 @@
 #include "util/err.h"
 
 /* The policy's constants (SPEC "The smart policy" says why each). */
-#define OPT_SMART_DELTA 1.2   /* a walk direction ends past delta x the best cost */
+#define OPT_SMART_DELTA 1.2   /* past delta x the best cost: a bump (the second in a row
+                               * ends a walk direction) */
+#define OPT_SMART_HARD 1.25   /* past hard x the best: the direction ends at once */
 #define OPT_SMART_SKIP 0.5    /* no walk up when the way down found < skip x the start */
 #define OPT_SMART_GAMMA 1.2   /* sizes within gamma x the best get a confirmation run */
 #define OPT_SMART_JUMP 0.97   /* warm start: jump when predicted < jump x the default */
+#define OPT_SMART_PRUNE 1.5   /* warm start: the walk does not run a size predicted past
+                               * prune x the best, */
+#define OPT_SMART_TRUST 1.25  /* when the ratios to the prior on shared sizes are within
+                               * trust of each other */
 
 typedef enum opt_smart_kind {
     OPT_SMART_EXPLORE = 0,    /* an Exploration trial of batch_size (walk or confirm) */
@@ -55,8 +61,9 @@ typedef struct opt_smart_decision {
     int64_t batch_size;       /* the batch size to dispatch */
     int64_t center;           /* the walk's start: the default, or the best of the default
                                * and the warm start's jump */
-    /* true when the policy would jump with a prior and was given none: call again with
-     * the prior (the warm start's first decision after the default's first run). */
+    /* true when the decision would read the prior and was given none: call again with
+     * the prior (a warm job's jump after the default's first run, and its walk's steps to
+     * sizes it has not run). */
     bool wants_prior;
     /* EXPLOIT: the survivors' arms (ascending), as fitted for this choice. */
     zbso_arm arms[ZBSO_MAX_BATCH_SIZES];

@@ -66,6 +66,20 @@ typedef enum zbso_trial_status {
     ZBSO_TRIAL_FAILED = 2,
 } zbso_trial_status;
 
+/* Why a trial ended (issue 25, SPEC §3.9). Stored per trial as its code; NONE (0) while
+ * the trial runs and for trials stored before stop reasons were (opt_trial_stop_reason
+ * derives theirs where the data allows, else UNKNOWN, which is never stored). */
+typedef enum zbso_stop_reason {
+    ZBSO_STOP_NONE = 0,
+    ZBSO_STOP_TARGET_REACHED = 1,         /* converged: target metric within the bound */
+    ZBSO_STOP_COST_BOUND = 2,             /* cost over beta_knob * min_cost */
+    ZBSO_STOP_MAX_EPOCHS = 3,             /* max_epochs without reaching the target */
+    ZBSO_STOP_ENDED = 4,                  /* PATCH /trials before a decision */
+    ZBSO_STOP_LEASE_EXPIRED = 5,          /* Failed by ZEUS_BSO_TRIAL_TIMEOUT */
+    ZBSO_STOP_UNKNOWN = 6,                /* ended before stop reasons were stored */
+} zbso_stop_reason;
+#define ZBSO_STOP_REASONS 7               /* values of zbso_stop_reason */
+
 /* A job and the state the optimizer keeps for it (SPEC §3). */
 typedef struct zbso_job {
     zbso_job_spec spec;                   /* spec.job_id is always set here */
@@ -106,6 +120,7 @@ typedef struct zbso_trial {
     double metric;                        /* last reported metric */
     int64_t epochs;                       /* current_epoch of the final report */
     bool converged;
+    zbso_stop_reason stop_reason;         /* as stored: NONE while Dispatched */
 } zbso_trial;
 
 /* One point of a trial's learning curve: one report (POST /report) as the server received
@@ -174,5 +189,11 @@ typedef struct zbso_report_response {
 const char *zbso_stage_name(zbso_stage s);               /* "Pruning" | "MAB" */
 const char *zbso_trial_type_name(zbso_trial_type t);     /* "Exploration" | ... */
 const char *zbso_trial_status_name(zbso_trial_status s); /* "Dispatched" | ... */
+/* "target_reached", "cost_bound", "max_epochs", "ended", "lease_expired", "unknown";
+ * NULL for ZBSO_STOP_NONE (JSON null: the trial runs). */
+const char *zbso_stop_reason_name(zbso_stop_reason r);
+/* The reason of a stored code: NONE for 0, UNKNOWN for a code this binary does not know
+ * (a newer zbso wrote it). */
+zbso_stop_reason zbso_stop_reason_of_code(int64_t code);
 
 #endif

@@ -74,13 +74,15 @@
 
   /* ---- numbers and units -------------------------------------------------------- */
 
+  /* One formatter: toLocaleString builds one per call, which a page of 2,000 trials feels. */
+  const GROUPED = new Intl.NumberFormat('en-US', {maximumFractionDigits: 20});
   /* x with n significant digits; whole numbers of n digits or more are grouped. */
   function num(x, n = 3) {
     if (x === null || x === undefined) return '\u2014';
     if (!Number.isFinite(x)) return String(x);
     const a = Math.abs(x);
     if (a === 0) return '0';
-    if (a >= 10 ** n) return Math.round(x).toLocaleString('en-US');
+    if (a >= 10 ** n) return GROUPED.format(Math.round(x));
     if (a < 1e-3) return x.toExponential(n - 1);
     return String(Number(x.toPrecision(n)));
   }
@@ -192,7 +194,7 @@
     }
     return {lo: a, hi: b, ticks};
   }
-  const tickText = (v) => (Number.isInteger(v) ? v.toLocaleString('en-US')
+  const tickText = (v) => (Number.isInteger(v) ? GROUPED.format(v)
     : String(+v.toPrecision(6)));
   const tickCount = (width) => (width < 500 ? 4 : 8);
 
@@ -347,22 +349,25 @@
       const o = outcomeOf(t);
       const m = marker(p.x(t.trial_number), p.y(t.cost / u.div), t.type, o,
         {data: {trial: t.trial_number, v: dv(t.cost), type: t.type, outcome: o}}, null, size);
+      m.dataset.reason = dv(t.stop_reason);
       m.append(s('title', {text: `trial ${t.trial_number}: batch size ${t.batch_size}, ` +
-        `${t.type}, ${OUTCOME_TEXT[o]}, cost ${joules(t.cost)}`}));
+        `${t.type}, ${OUTCOME_TEXT[o]}, cost ${joules(t.cost)}; stopped: ` +
+        `${reasonText(t.stop_reason)}`}));
       pts.append(s('a', {href: trialHref(job.job_id, t.trial_number)}, m));
     }
     for (const t of trials.filter((x) => x.status === 'Failed')) {
       const m = marker(p.x(t.trial_number), p.y(p.y0) - 6, t.type, 'failed',
         {data: {trial: t.trial_number, v: 'null', type: t.type, outcome: 'failed'}}, null, size);
+      m.dataset.reason = dv(t.stop_reason);
       m.append(s('title', {text: `trial ${t.trial_number}: batch size ${t.batch_size}, ` +
-        `${t.type}, failed (no cost)`}));
+        `${t.type}, failed (no cost): ${reasonText(t.stop_reason)}`}));
       pts.append(m);
     }
     return h('figure', {class: 'fig'}, p.svg, legend([
       ...typeLegend(),
       [swatch('#333', 'converged'), 'reached the target'],
-      [swatch('#333', 'stopped'), 'stopped early'],
-      [swatch('#333', 'failed'), 'failed (no cost; on the axis)'],
+      [swatch('#333', 'stopped'), 'stopped early (cost bound or max epochs: see its tooltip)'],
+      [swatch('#333', 'failed'), 'failed (ended or lease expired; no cost; on the axis)'],
       [swatch('#111', 'line'), 'running best'],
       def === null ? null : [swatch('#555', 'dash'),
         `default batch size ${sv.default_batch_size}: expected cost`],
@@ -523,7 +528,8 @@
           outcome: o}});
       r.append(s('title', {text: `trial ${b.t.trial_number}: batch size ${b.t.batch_size}, ` +
         `${b.t.type}, ${OUTCOME_TEXT[o]}, ${when(b.start)} for ${seconds(b.end - b.start)}` +
-        (o === 'running' ? ' (until its last lease renewal)' : '')}));
+        (o === 'running' ? ' (until its last lease renewal)'
+          : `; stopped: ${reasonText(b.t.stop_reason)}`)}));
       g.append(s('a', {href: trialHref(job.job_id, b.t.trial_number)}, r));
     }
     p.svg.dataset.lanes = String(count);
@@ -614,6 +620,436 @@
   function energy(x) {
     if (x === null || x === undefined) return '\u2014';
     return [joules(x), h('span', {class: 'sub', text: ` ${kwh(x)}`})];
+  }
+
+  /* ---- issue 25: why trials stopped, the projection, the footprint, trade-offs ------ */
+
+  const REASONS = ['target_reached', 'cost_bound', 'max_epochs', 'ended', 'lease_expired',
+    'unknown'];
+  const REASON_TEXT = {target_reached: 'reached the target',
+    cost_bound: 'over the cost bound (beta \u00d7 min cost)',
+    max_epochs: 'max epochs without the target', ended: 'ended by its client (PATCH /trials)',
+    lease_expired: 'lease expired (no report in time)',
+    unknown: 'ended before stop reasons were stored'};
+  const reasonText = (r) => (r === null || r === undefined ? 'running' : REASON_TEXT[r] || r);
+  const pct = (x) => (x === null || x === undefined ? '\u2014' : `${num(x)}%`);
+  const CURVES_MAX = 60;          // trials whose curves the overlay loads
+  const TIPS_MAX = 500;           // points of the time-against-energy view with a tooltip
+  // One colour per batch size (Okabe and Ito's palette, then darker shades).
+  const BS_PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#D55E00', '#56B4E9',
+    '#F0E442', '#000000', '#7f3c8d', '#11a579', '#3969ac', '#f2b701'];
+  function bsColors(sizes) {
+    const m = new Map();
+    [...sizes].sort((a, b) => a - b).forEach((bs, i) => m.set(bs, BS_PALETTE[i % 12]));
+    return m;
+  }
+  const bsLegend = (colors, used) => [...colors].filter(([bs]) => !used || used.has(bs))
+    .map(([bs, c]) => [swatch(c, 'bar'), `batch size ${bs}`]);
+
+  /* Grams, with kg and t for large figures. */
+  function grams(x) {
+    if (x === null || x === undefined) return '\u2014';
+    const a = Math.abs(x);
+    return a >= 1e6 ? `${num(x / 1e6)} t` : a >= 1e3 ? `${num(x / 1e3)} kg` : `${num(x)} g`;
+  }
+  function money(x, currency) {
+    if (x === null || x === undefined) return '\u2014';
+    return `${num(x, 4)}${currency ? ` ${currency}` : ''}`;
+  }
+
+  /* The projection: what the optimizer now expects of the next runs, as a sentence. */
+  function projectionNote(job) {
+    const p = job.projection;
+    if (!p) {
+      return h('p', {id: 'projection', class: 'projection none', data: {v: 'null'}},
+        `No projection yet: ${job.projection_reason || 'not enough data'}.`);
+    }
+    const c = p.saving_per_run_pct.cost;
+    const save = p.saving_per_run;
+    const extra = [save.co2e_g !== undefined ? `${grams(save.co2e_g)} CO2e` : null,
+      save.price !== undefined ? money(save.price, p.currency) : null].filter(Boolean);
+    return h('p', {id: 'projection', class: 'projection',
+      data: {bs: p.batch_size, v: dv(p.cost), sd: dv(p.cost_sd), saving: dv(save.cost),
+        pct: dv(c), energy: dv(p.energy_j), time: dv(p.time_s)}},
+    'Next runs: use batch size ', h('strong', {text: String(p.batch_size)}),
+    `. Expected cost ${joules(p.cost)} \u00b1 ${joules(p.cost_sd)} per run, `,
+    h('strong', {text: `${num(Math.abs(c))}% ${c >= 0 ? 'less' : 'more'}`}),
+    ` than the default batch size ${job.savings.default_batch_size} ` +
+    `(${joules(Math.abs(save.cost))} of cost per run; energy ${joules(p.energy_j)}, ` +
+    `${kwh(p.energy_j)}, time ${seconds(p.time_s)} per run` +
+    `${extra.length ? `; ${c >= 0 ? 'saves' : 'costs'} ${extra.join(', ')} per run` : ''}` +
+    `; from ${plural(p.runs, 'run')}).`);
+  }
+
+  /* Savings in percent, the footprint when the server has one, trials by stop reason. */
+  function valueFacts(job) {
+    const sv = job.savings;
+    const sp = sv.saved_pct;
+    const items = [
+      ['cost saved (%)', pct(sp && sp.cost), 'saved_pct.cost', sp && sp.cost,
+        'of every recurrence at the default batch size'],
+      ['energy saved (%)', pct(sp && sp.energy), 'saved_pct.energy', sp && sp.energy],
+      ['time saved (%)', pct(sp && sp.time), 'saved_pct.time', sp && sp.time],
+    ];
+    const part = (o, k) => (o && o[k] !== undefined ? o[k] : undefined);
+    if (part(sv.spent, 'co2e_g') !== undefined) {
+      items.push(['CO2e spent', grams(sv.spent.co2e_g), 'spent.co2e_g', sv.spent.co2e_g],
+        ['CO2e saved', grams(part(sv.saved, 'co2e_g')), 'saved.co2e_g',
+          sv.saved ? sv.saved.co2e_g : null]);
+    }
+    if (part(sv.spent, 'price') !== undefined) {
+      items.push(['energy cost spent', money(sv.spent.price, sv.currency), 'spent.price',
+        sv.spent.price],
+      ['energy cost saved', money(part(sv.saved, 'price'), sv.currency), 'saved.price',
+        sv.saved ? sv.saved.price : null]);
+    }
+    const by = job.trials.by_stop_reason || {};
+    return [facts(items), h('h3', {class: 'small', text: 'Why trials stopped'}),
+      h('dl', {class: 'facts reasons'}, REASONS.map((r) => h('div', {class: 'fact'},
+        h('dt', {text: REASON_TEXT[r]}),
+        h('dd', {data: {field: `by_stop_reason.${r}`, v: dv(by[r] || 0)},
+          text: String(by[r] || 0)}))))];
+  }
+
+  /* Time against energy per batch size: each converged trial a point, each batch size's
+   * mean with error bars (population sd) in both, the Pareto front of the means and lines
+   * of equal cost (eta E + (1 - eta) P T) through the means, so the trade-off eta makes
+   * shows. */
+  function paretoChart(job, trials, width) {
+    const conv = finished(trials).filter((t) => t.converged);
+    if (!conv.length) {
+      return note('No converged trial yet: each one appears here as a point of its time ' +
+        'and energy.', 'empty');
+    }
+    const eta = job.spec.eta_knob;
+    const mp = job.spec.max_power;
+    const colors = bsColors(job.spec.batch_sizes);
+    const groups = new Map();
+    for (const t of conv) {
+      if (!groups.has(t.batch_size)) groups.set(t.batch_size, []);
+      groups.get(t.batch_size).push(t);
+    }
+    const means = [...groups].sort((a, b) => a[0] - b[0]).map(([bs, ts]) => {
+      const n = ts.length;
+      const mt = ts.reduce((a, t) => a + t.time_s, 0) / n;
+      const me = ts.reduce((a, t) => a + t.energy_j, 0) / n;
+      const st = Math.sqrt(ts.reduce((a, t) => a + (t.time_s - mt) ** 2, 0) / n);
+      const se = Math.sqrt(ts.reduce((a, t) => a + (t.energy_j - me) ** 2, 0) / n);
+      return {bs, n, t: mt, e: me, st, se, cost: eta * me + (1 - eta) * mp * mt};
+    });
+    for (const m of means) {
+      m.front = !means.some((o) => o !== m && o.t <= m.t && o.e <= m.e &&
+        (o.t < m.t || o.e < m.e));
+    }
+    const tx = Math.max(...conv.map((t) => t.time_s), ...means.map((m) => m.t + m.st));
+    const ey = Math.max(...conv.map((t) => t.energy_j), ...means.map((m) => m.e + m.se));
+    const ut = unitFor(TIME, tx);
+    const ue = unitFor(ENERGY, ey);
+    const p = new Plot({width, height: chartHeight(width) + 40, name: 'pareto',
+      title: 'Time against energy per batch size',
+      desc: 'Each converged trial is a point; each batch size\'s mean has error bars of one ' +
+        'standard deviation; the line joins the means no other mean beats in both time and ' +
+        'energy; dotted lines have equal cost at this job\'s eta.',
+      x: axis(0, tx / ut.div * 1.08, tickCount(width)), y: axis(0, ey / ue.div * 1.08, 5),
+      xlabel: `time to the target (${ut.name})`, ylabel: `energy to the target (${ue.name})`});
+    const X = (sec) => p.x(sec / ut.div);
+    const Y = (j) => p.y(j / ue.div);
+    // Iso-cost lines through the cheapest mean and the default's: E = (c - (1-eta) P T)/eta.
+    const iso = p.layer('iso');
+    const dflt = means.find((m) => m.bs === job.spec.default_batch_size);
+    const cheapest = means.reduce((a, m) => (a === null || m.cost < a.cost ? m : a), null);
+    const through = [...new Set([cheapest, dflt].filter(Boolean))];
+    const tMax = p.x1 * ut.div;
+    const eMax = p.y1 * ue.div;
+    for (const m of through) {
+      let pts;
+      if (eta === 0) {
+        const tc = m.cost / ((1 - eta) * mp);
+        pts = [[tc, 0], [tc, eMax]];
+      } else {
+        const e0 = m.cost / eta;
+        const slope = (1 - eta) * mp / eta;
+        const t1 = slope > 0 ? Math.min(tMax, m.cost / ((1 - eta) * mp)) : tMax;
+        pts = [[0, Math.min(e0, eMax * 4)], [t1, e0 - slope * t1]];
+      }
+      iso.append(s('line', {x1: X(pts[0][0]), y1: Y(pts[0][1]), x2: X(pts[1][0]),
+        y2: Y(pts[1][1]), class: 'iso-line', 'clip-path': 'url(#pareto-clip)',
+        data: {bs: m.bs, v: dv(m.cost)}},
+      s('title', {text: `equal cost ${joules(m.cost)} (the mean of batch size ${m.bs})`})));
+    }
+    p.svg.prepend(s('defs', null, s('clipPath', {id: 'pareto-clip'}, s('rect', {x: p.m.l,
+      y: p.m.t, width: p.pw, height: p.ph}))));
+    const pts = p.layer('points');
+    // Past TIPS_MAX points a tooltip each costs more than it tells (the means have theirs).
+    const tips = conv.length <= TIPS_MAX;
+    for (const t of conv) {
+      pts.append(s('circle', {cx: X(t.time_s), cy: Y(t.energy_j), r: 3.2, class: 'pt',
+        fill: colors.get(t.batch_size) || '#555', 'fill-opacity': 0.45,
+        data: {trial: t.trial_number, bs: t.batch_size, t: dv(t.time_s), e: dv(t.energy_j)}},
+      tips ? s('title', {text: `trial ${t.trial_number}: batch size ${t.batch_size}, ` +
+        `${seconds(t.time_s)}, ${joules(t.energy_j)}, cost ${joules(t.cost)}, ` +
+        `${reasonText(t.stop_reason)}`}) : null));
+    }
+    const front = means.filter((m) => m.front).sort((a, b) => a.t - b.t);
+    p.layer('front').append(s('polyline', {class: 'front',
+      data: {bs: JSON.stringify(front.map((m) => m.bs))},
+      points: front.map((m) => `${X(m.t)},${Y(m.e)}`).join(' ')}));
+    const g = p.layer('means');
+    for (const m of means) {
+      const col = colors.get(m.bs) || '#555';
+      const x = X(m.t);
+      const y = Y(m.e);
+      const grp = s('g', {class: m.front ? 'mean front' : 'mean',
+        data: {bs: m.bs, t: dv(m.t), e: dv(m.e), st: dv(m.st), se: dv(m.se), n: m.n,
+          front: m.front ? 'yes' : 'no'}});
+      if (m.st > 0 || m.se > 0) {
+        grp.append(s('path', {class: 'err', stroke: col,
+          d: `M${X(m.t - m.st)} ${y}H${X(m.t + m.st)}M${x} ${Y(m.e - m.se)}V${Y(m.e + m.se)}`}));
+      }
+      grp.append(s('rect', {x: x - 5, y: y - 5, width: 10, height: 10, fill: col,
+        class: 'mean-mark'}), s('text', {x: x + 8, y: y - 7, class: 'small',
+        text: String(m.bs)}));
+      grp.append(s('title', {text: `batch size ${m.bs}: mean ${seconds(m.t)} \u00b1 ` +
+        `${seconds(m.st)}, ${joules(m.e)} \u00b1 ${joules(m.se)} over ` +
+        `${plural(m.n, 'converged trial')}; cost ${joules(m.cost)}` +
+        (m.front ? ' (on the Pareto front)' : '')}));
+      g.append(grp);
+    }
+    return h('figure', {class: 'fig'}, p.svg, legend([
+      ...bsLegend(colors, new Set(groups.keys())),
+      [swatch('#333', 'converged'), 'a converged trial'],
+      [h('span', {class: 'key', text: '\u25a0'}), 'batch size mean \u00b1 1 sd'],
+      [swatch('#111', 'line'), 'Pareto front of the means'],
+      [swatch('#777', 'dash'), `equal cost at \u03b7 = ${eta}`],
+    ]));
+  }
+
+  /* Every loaded trial's learning curve: the metric against the epoch (by = 'epoch') or
+   * against cumulative energy (by = 'energy'), coloured by batch size, with the target. */
+  function overlayChart(job, docs, by, width) {
+    const withPts = docs.filter((d) => d.reports.length);
+    if (!withPts.length) return note('No learning curve stored yet.', 'empty');
+    const colors = bsColors(job.spec.batch_sizes);
+    const target = job.spec.target_metric;
+    const xs = withPts.flatMap((d) => d.reports.map((r) => (by === 'epoch' ? r.epoch
+      : r.energy_j)));
+    const ys = withPts.flatMap((d) => d.reports.map((r) => r.metric)).concat([target]);
+    let lo = Math.min(...ys);
+    let hi = Math.max(...ys);
+    if (hi === lo) hi += Math.abs(hi) * 0.1 || 1;
+    const ux = by === 'epoch' ? {div: 1, name: ''} : unitFor(ENERGY, Math.max(...xs));
+    const p = new Plot({width, height: chartHeight(width), name: `overlay-${by}`,
+      title: by === 'epoch' ? 'Learning curves: metric by epoch'
+        : 'Learning curves: metric by cumulative energy',
+      x: axis(0, Math.max(1, ...xs) / ux.div, tickCount(width), by === 'epoch'),
+      y: axis(lo - (hi - lo) * 0.05, hi + (hi - lo) * 0.05, 4),
+      xlabel: by === 'epoch' ? 'epoch' : `cumulative energy (${ux.name})`, ylabel: 'metric'});
+    const ty = p.y(target);
+    p.layer('target').append(s('line', {x1: p.x(p.x0), x2: p.x(p.x1), y1: ty, y2: ty,
+      class: 'target-line', data: {v: dv(target)}},
+    s('title', {text: `target metric ${target}`})));
+    const g = p.layer('curves');
+    for (const d of withPts) {
+      const pts = d.reports.map((r) => [by === 'epoch' ? r.epoch : r.energy_j, r.metric]);
+      g.append(s('polyline', {class: 'overlay', stroke: colors.get(d.batch_size) || '#555',
+        points: pts.map(([x, y]) => `${p.x(x / ux.div)},${p.y(y)}`).join(' '),
+        data: {trial: d.trial_number, bs: d.batch_size, pts: JSON.stringify(pts)}},
+      s('title', {text: `trial ${d.trial_number}: batch size ${d.batch_size}, ` +
+        `${reasonText(d.stop_reason)}`})));
+    }
+    const used = new Set(withPts.map((d) => d.batch_size));
+    return h('figure', {class: 'fig'}, p.svg, legend([...bsLegend(colors, used),
+      [swatch('#D55E00', 'dash'), `target ${target}`]]));
+  }
+
+  /* ---- downloads: the API's own documents, as JSON and CSV ---- */
+
+  /* One CSV field: RFC 4180 quoting; a text that a spreadsheet would take for a formula
+   * (=, +, -, @, tab, CR first) gets a leading apostrophe (OWASP's CSV injection advice).
+   * Numbers are written as JSON writes them. */
+  function csvField(v) {
+    if (v === null || v === undefined) return '';
+    let t = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    if (typeof v === 'string' && /^[=+\-@\t\r]/.test(t)) t = `'${t}`;
+    return /[",\r\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
+  }
+  function csvText(cols, rows) {
+    const at = (o, path) => path.split('.').reduce((x, k) => (x == null ? x : x[k]), o);
+    return [cols.join(','), ...rows.map((r) => cols.map((c) => csvField(at(r, c))).join(','))]
+      .map((l) => `${l}\r\n`).join('');
+  }
+  const TRIAL_CSV = ['trial_number', 'batch_size', 'type', 'status', 'start_time', 'end_time',
+    'lease_renewed_at', 'time_s', 'energy_j', 'metric', 'epochs', 'cost', 'converged',
+    'stop_reason', 'energy_kwh'];
+  /* The trial columns, with co2e_g and price when some trial has them. */
+  const trialCols = (trials) => TRIAL_CSV.concat(['co2e_g', 'price'].filter((k) =>
+    trials.some((t) => t[k] !== undefined)));
+  function downloadText(name, text, type) {
+    window.zbsoDownloads = window.zbsoDownloads || {};
+    window.zbsoDownloads[name] = text;
+    const url = URL.createObjectURL(new Blob([text], {type}));
+    const a = h('a', {href: url, download: name, hidden: true});
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  }
+  function downloads(job, getTrials, getCurves) {
+    const safe = job.job_id.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80) || 'job';
+    const item = (id, label, make) => h('button', {type: 'button', id: `dl-${id}`,
+      onclick: async (ev) => {
+        const b = ev.currentTarget;
+        b.disabled = true;
+        try {
+          const [text, type, ext] = await make();
+          downloadText(`${safe}-${id.replace(/-(json|csv)$/, '')}.${ext}`, text, type);
+        } catch (e) {
+          banner(`Download failed: ${e.message}`);
+        } finally {
+          b.disabled = false;
+        }
+      }}, label);
+    const json = (x) => [`${JSON.stringify(x, null, 1)}\n`, 'application/json', 'json'];
+    const csv = (cols, rows) => [csvText(cols, rows), 'text/csv', 'csv'];
+    const curveRows = (docs) => docs.flatMap((d) => d.reports.map((r) => ({
+      job_id: job.job_id, trial_number: d.trial_number, batch_size: d.batch_size,
+      stop_reason: d.stop_reason, ...r})));
+    return section('downloads', 'Download',
+      h('p', {class: 'small', text: 'The API\'s own documents: the job (GET /jobs/{id}), ' +
+        'its trials and their per-epoch reports.'}),
+      h('div', {class: 'buttons'},
+        item('job-json', 'job (JSON)', async () => json(job)),
+        item('trials-json', 'trials (JSON)', async () => json({job_id: job.job_id,
+          trials: await getTrials()})),
+        item('trials-csv', 'trials (CSV)', async () => {
+          const ts = await getTrials();
+          return csv(trialCols(ts), ts);
+        }),
+        item('curves-json', 'curves (JSON)', async () => json(await getCurves())),
+        item('curves-csv', 'curves (CSV)', async () => csv(['job_id', 'trial_number',
+          'batch_size', 'stop_reason', 'epoch', 'time_s', 'energy_j', 'metric',
+          'received_at'], curveRows(await getCurves())))));
+  }
+
+  /* The trial documents (with reports) of trials, PARALLEL at a time; ended trials come
+   * from cache, which they are added to (an ended trial no longer changes). */
+  async function trialDocs(id, trials, cache) {
+    const out = new Array(trials.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < trials.length) {
+        const i = next++;
+        const n = trials[i].trial_number;
+        let d = cache.get(n);
+        if (!d) {
+          d = await api(`${jobPath(id)}/trials/${n}`);
+          if (d.status !== 'Dispatched') cache.set(n, d);
+        }
+        out[i] = d;
+      }
+    };
+    await Promise.all([1, 2, 3, 4, 5, 6].map(worker));
+    return out;
+  }
+
+  /* Jobs side by side (#/compare/ID/ID...): what a recurrence costs at the default and at
+   * the projected batch size, and what each job saved. */
+  class CompareView {
+    constructor(ids) {
+      this.ids = ids;
+      this.refreshable = true;
+      crumbs([['Jobs', '#/'], ['compare']]);
+    }
+    async load() {
+      const my = gen;
+      if (this.ids.length < 2 || this.ids.length > 4) {
+        throw new ApiError(404, `compare takes 2 to 4 jobs, not ${this.ids.length}`, null);
+      }
+      const jobs = await Promise.all(this.ids.map((id) => api(jobPath(id))));
+      if (my !== gen) return;
+      const same = this.jobs && JSON.stringify(jobs) === JSON.stringify(this.jobs);
+      this.jobs = jobs;
+      if (!same) this.render();
+    }
+    render() {
+      const jobs = this.jobs;
+      const saved = (j, k) => (j.savings.saved ? j.savings.saved[k] : null);
+      const sp = (j, k) => (j.savings.saved_pct ? j.savings.saved_pct[k] : null);
+      const proj = (j, k) => (j.projection ? j.projection[k] : null);
+      const dflt = (j) => (j.savings.default_expected ? j.savings.default_expected.cost : null);
+      const rows = jobs.map((j) => h('tr', {data: {job: j.job_id}},
+        h('th', {scope: 'row'}, h('a', {href: jobHref(j.job_id), text: j.job_id})),
+        cell(`${j.spec.gpu_model} \u00d7 ${j.spec.number_of_gpus}`, undefined,
+          {data: {col: 'gpu'}}),
+        cell(stageBadge(j.stage), undefined, {data: {col: 'stage', stage: j.stage}}),
+        cell(String(j.savings.finished_trials), j.savings.finished_trials,
+          {data: {col: 'finished'}}),
+        cell(String(j.savings.default_batch_size), j.savings.default_batch_size,
+          {data: {col: 'default_bs'}}),
+        cell(String(j.best_batch_size), j.best_batch_size, {data: {col: 'best_bs'}}),
+        cell(joules(dflt(j)), dflt(j), {data: {col: 'default_cost'}}),
+        cell(proj(j, 'batch_size') === null ? '\u2014' : String(proj(j, 'batch_size')),
+          proj(j, 'batch_size'), {data: {col: 'projected_bs'}}),
+        cell(joules(proj(j, 'cost')), proj(j, 'cost'), {data: {col: 'projected_cost'}}),
+        cell(pct(j.projection ? j.projection.saving_per_run_pct.cost : null),
+          j.projection ? j.projection.saving_per_run_pct.cost : null,
+          {data: {col: 'projected_pct'}}),
+        cell(joules(saved(j, 'cost')), saved(j, 'cost'), {data: {col: 'saved_cost'},
+          class: saved(j, 'cost') < 0 ? 'neg' : undefined}),
+        cell(pct(sp(j, 'cost')), sp(j, 'cost'), {data: {col: 'saved_pct'}}),
+        cell(energy(saved(j, 'energy_j')), saved(j, 'energy_j'), {data: {col: 'saved_energy'}}),
+        cell(seconds(saved(j, 'time_s')), saved(j, 'time_s'), {data: {col: 'saved_time'}}),
+        cell(j.savings.break_even_recurrence !== null ? String(j.savings.break_even_recurrence)
+          : j.savings.saved ? 'not yet' : '\u2014', j.savings.break_even_recurrence,
+        {data: {col: 'break_even'}})));
+      main().replaceChildren(h('h1', {text: `Compare ${jobs.length} jobs`}),
+        section('compare', 'Side by side', table('compare-table', 'compare', ['job', 'GPU',
+          'stage', 'finished', 'default bs', 'best bs', 'cost per run at the default',
+          'projected bs', 'projected cost per run', 'projected saving', 'cost saved',
+          'cost saved (%)', 'energy saved', 'time saved', 'break-even'], rows)),
+        section('compare-chart', 'Cost per recurrence', h('div', {class: 'chart-slot',
+          data: {slot: 'compare'}})));
+      this.charts();
+    }
+    charts() {
+      const slot = main().querySelector('[data-slot="compare"]');
+      if (slot) slot.replaceChildren(compareChart(this.jobs, widthOf(slot)));
+    }
+  }
+
+  /* Per job: the expected cost of a recurrence at the default batch size and at the
+   * projected one, as bars side by side. */
+  function compareChart(jobs, width) {
+    const val = (j) => [j.savings.default_expected ? j.savings.default_expected.cost : null,
+      j.projection ? j.projection.cost : null];
+    const top = Math.max(1, ...jobs.flatMap((j) => val(j).filter((v) => v !== null)));
+    const u = unitFor(ENERGY, top);
+    const p = new Plot({width, height: chartHeight(width), name: 'compare', mb: 10,
+      title: 'Expected cost of one recurrence: default and projected batch size',
+      x: {lo: -0.5, hi: jobs.length - 0.5, ticks: []}, y: axis(0, top / u.div * 1.08, 5),
+      xlabel: 'job', ylabel: `cost per recurrence (${u.name})`});
+    const g = p.layer('bars');
+    const slotW = p.pw / jobs.length;
+    const bw = Math.min(48, slotW / 3);
+    jobs.forEach((j, i) => {
+      const x = p.x(i);
+      const label = j.job_id.length > 24 ? `${j.job_id.slice(0, 23)}\u2026` : j.job_id;
+      g.append(s('text', {x, y: p.y(p.y0) + 16, 'text-anchor': 'middle', class: 'small',
+        text: label}));
+      val(j).forEach((v, k) => {
+        if (v === null) return;
+        const y = p.y(v / u.div);
+        g.append(s('rect', {x: +(x - bw + k * bw).toFixed(2), y, width: +(bw - 2).toFixed(2),
+          height: +(p.y(p.y0) - y).toFixed(2), fill: k ? '#009E73' : '#777',
+          class: k ? 'bar projected' : 'bar default', data: {job: j.job_id, v: dv(v)}},
+        s('title', {text: `${j.job_id}: ${k ? `projected (batch size ` +
+          `${j.projection.batch_size})` : `default (batch size ` +
+          `${j.savings.default_batch_size})`} ${joules(v)} per recurrence`})));
+      });
+    });
+    return h('figure', {class: 'fig'}, p.svg, legend([
+      [swatch('#777', 'bar'), 'at the default batch size (mean of its converged runs)'],
+      [swatch('#009E73', 'bar'), 'at the projected batch size (the best arm)']]));
   }
 
   /* ---- views -------------------------------------------------------------------- */
@@ -774,18 +1210,29 @@
         this.first();
       }}, PAGE_SIZES.map((n) => h('option', {value: n, selected: n === this.limit, text: n})));
       const saved = (j) => (j.savings.saved ? j.savings.saved.energy_j : null);
+      const savedOf = (k) => (j) => (j.savings.saved ? j.savings.saved[k] : null);
+      // The headline first (issue 25): the cost saved, the optimizer's objective.
       this.cols = [
         ['job_id', 'job id', (j) => j.job_id],
         ['prefix', 'prefix', (j) => j.job_id_prefix],
         ['stage', 'stage', (j) => j.stage],
+        ['cost_saved', 'cost saved', savedOf('cost')],
+        ['energy_saved', 'energy saved', saved],
+        ['time_saved', 'time saved', savedOf('time_s')],
         ['trials', 'trials', (j) => j.trials.total],
         ['best_bs', 'best batch size', (j) => j.best_batch_size],
-        ['energy_saved', 'energy saved', saved],
         ['updated_at', 'last activity', (j) => j.updated_at],
       ];
+      this.picked = new Set();
       this.thead = h('tr', null, this.cols.map(([key, label]) =>
         h('th', {scope: 'col', data: {col: key}},
-          h('button', {type: 'button', class: 'sort', onclick: () => this.sortBy(key)}, label))));
+          h('button', {type: 'button', class: 'sort', onclick: () => this.sortBy(key)}, label))),
+      h('th', {scope: 'col', data: {col: 'pick'}, title: 'pick 2 to 4 jobs to compare'},
+        'compare'));
+      this.compareBtn = h('button', {type: 'button', id: 'compare-picked', disabled: true,
+        onclick: () => {
+          location.hash = `#/compare/${[...this.picked].map(enc).join('/')}`;
+        }}, 'compare picked jobs');
       this.tbody = h('tbody');
       this.status = h('p', {class: 'status', id: 'jobs-status', 'aria-live': 'polite'});
       this.empty = h('div', {class: 'empty-slot'});
@@ -795,7 +1242,7 @@
         h('form', {class: 'filters', onsubmit: (e) => e.preventDefault()},
           h('label', null, 'job id prefix ', prefix),
           h('label', null, 'stage ', stage),
-          h('label', null, 'per page ', limit)),
+          h('label', null, 'per page ', limit), this.compareBtn),
         this.status,
         h('div', {class: 'scroll'}, h('table', {class: 'jobs', id: 'jobs-table'},
           h('caption', {class: 'sr-only', text: 'Jobs; the column buttons sort this page'}),
@@ -845,6 +1292,30 @@
       this.sort = {key, dir: this.sort.key === key ? -this.sort.dir : 1};
       this.render();
     }
+    /* The headline: the cost saved and its percentage; a job behind says so. */
+    costCell(j) {
+      const sv = j.savings;
+      const c = sv.saved ? sv.saved.cost : null;
+      const p = sv.saved_pct ? sv.saved_pct.cost : null;
+      const behind = sv.saved !== null && sv.break_even_recurrence === null;
+      return cell([joules(c), p === null ? '' : h('span', {class: 'sub', text: ` (${pct(p)})`}),
+        behind ? h('span', {class: 'badge behind', text: 'not even yet'}) : ''], c, {
+        data: {col: 'cost_saved', pct: dv(p), behind: behind ? 'yes' : 'no'},
+        class: c !== null && c < 0 ? 'neg' : undefined,
+        title: c === null ? 'no baseline yet: the default batch size has no converged run'
+          : behind ? 'behind training every recurrence at the default batch size'
+            : `even from recurrence ${sv.break_even_recurrence}`});
+    }
+    timeCell(j) {
+      const t = j.savings.saved ? j.savings.saved.time_s : null;
+      return cell([seconds(t), this.pctSub(j, 'time')], t, {data: {col: 'time_saved'},
+        class: t !== null && t < 0 ? 'neg' : undefined});
+    }
+    /* " (12.5%)" of a saving, or nothing without one. */
+    pctSub(j, k) {
+      const p = j.savings.saved_pct ? j.savings.saved_pct[k] : null;
+      return p === null ? '' : h('span', {class: 'sub', data: {pct: dv(p)}, text: ` (${pct(p)})`});
+    }
     row(j) {
       const saved = j.savings.saved ? j.savings.saved.energy_j : null;
       const tr = j.trials;
@@ -855,16 +1326,25 @@
           h('a', {href: jobHref(j.job_id), text: showId(j.job_id)})),
         cell(showId(j.job_id_prefix), undefined, {data: {col: 'prefix'}}),
         cell(stageBadge(j.stage), undefined, {data: {col: 'stage', stage: j.stage}}),
+        this.costCell(j),
+        cell([joules(saved), this.pctSub(j, 'energy')], saved, {data: {col: 'energy_saved'},
+          class: saved !== null && saved < 0 ? 'neg' : undefined,
+          title: saved === null ? 'no baseline yet: the default batch size has no converged run'
+            : kwh(saved)}),
+        this.timeCell(j),
         cell([String(tr.total), h('span', {class: 'sub', text: extra})], tr.total, {
           data: {col: 'trials'},
           title: `${tr.Succeeded} succeeded, ${tr.Failed} failed, ${tr.Dispatched} running`}),
         cell(String(j.best_batch_size), j.best_batch_size, {data: {col: 'best_bs'}}),
-        cell(joules(saved), saved, {data: {col: 'energy_saved'},
-          class: saved !== null && saved < 0 ? 'neg' : undefined,
-          title: saved === null ? 'no baseline yet: the default batch size has no converged run'
-            : kwh(saved)}),
         cell(ago(j.updated_at), j.updated_at, {data: {col: 'updated_at'},
-          title: when(j.updated_at)}));
+          title: when(j.updated_at)}),
+        h('td', {data: {col: 'pick'}}, h('input', {type: 'checkbox', class: 'pick',
+          'aria-label': `compare ${j.job_id}`, checked: this.picked.has(j.job_id),
+          onchange: (ev) => {
+            if (ev.target.checked) this.picked.add(j.job_id);
+            else this.picked.delete(j.job_id);
+            this.compareBtn.disabled = this.picked.size < 2 || this.picked.size > 4;
+          }})));
     }
     render() {
       if (!this.doc) return;
@@ -947,6 +1427,10 @@
       }
       const {trials, truncated} = await allTrials(this.id);
       if (my !== gen) return;
+      window.zbsoTimings = window.zbsoTimings || {};
+      if (window.zbsoTimings.jobDataLoaded === undefined) {
+        window.zbsoTimings.jobDataLoaded = performance.now();
+      }
       this.job = job;
       this.trials = trials;
       this.truncated = truncated;
@@ -1018,6 +1502,7 @@
           ['default runs', `${sv.default_runs} at batch size ${sv.default_batch_size}`,
             'default_runs', sv.default_runs],
         ]),
+        valueFacts(this.job),
         h('p', {class: 'small', text: 'cost = \u03b7\u00b7energy + (1 \u2212 \u03b7)\u00b7max ' +
           `power\u00b7time with \u03b7 = ${spec.eta_knob}, max power ${spec.max_power} W: ` +
           'joules.'}),
@@ -1068,15 +1553,59 @@
     render() {
       const slot = (name) => h('div', {class: 'chart-slot', data: {slot: name}});
       main().replaceChildren(
-        this.head(), this.savings(),
+        this.head(), projectionNote(this.job), this.savings(),
         section('cost', 'Cost per recurrence', slot('cost')),
+        section('pareto', 'Time against energy per batch size', slot('pareto')),
         this.arms(), this.rounds(),
+        section('overlay', 'Learning curves', h('p', {class: 'small', id: 'overlay-note'}),
+          slot('overlay')),
         section('timeline', 'Timeline', slot('timeline')),
         section('trials', 'Trials', this.truncated
           ? note(`Showing the first ${this.trials.length} trials only.`, 'warn') : null,
-        h('div', {class: 'trial-table'})));
+        h('div', {class: 'trial-table'})),
+        downloads(this.job, async () => this.trials, () => this.allCurves()));
       this.charts();
       this.trialTable();
+      // When the job page was first on screen, for the browser test's load time.
+      window.zbsoTimings = window.zbsoTimings || {};
+      if (window.zbsoTimings.jobFirstRender === undefined) {
+        window.zbsoTimings.jobFirstRender = performance.now();
+      }
+      this.loadCurves();
+    }
+    /* The learning curves of the last CURVES_MAX trials, after the page is on screen. */
+    async loadCurves() {
+      const my = gen;
+      const rev = this.job.revision;
+      this.curveCache = this.curveCache || new Map();
+      const pick = [...this.trials].sort(byNumber).slice(-CURVES_MAX);
+      let docs;
+      try {
+        docs = await trialDocs(this.id, pick, this.curveCache);
+      } catch (e) {
+        if (my === gen) banner(`Learning curves not loaded: ${e.message}`);
+        return;
+      }
+      if (my !== gen || this.job.revision !== rev) return;
+      this.curves = docs;
+      this.drawOverlay();
+    }
+    async allCurves() {
+      this.curveCache = this.curveCache || new Map();
+      return trialDocs(this.id, this.trials, this.curveCache);
+    }
+    drawOverlay() {
+      const slot = main().querySelector('[data-slot="overlay"]');
+      if (!slot || !this.curves) return;
+      const n = this.trials.length;
+      $('overlay-note').textContent = n > this.curves.length
+        ? `The last ${this.curves.length} of ${n} trials (the download has them all).`
+        : `${plural(n, 'trial')}.`;
+      const full = widthOf(slot);
+      const w = full >= 900 ? Math.floor((full - 12) / 2) : full;
+      slot.replaceChildren(overlayChart(this.job, this.curves, 'epoch', w),
+        overlayChart(this.job, this.curves, 'energy', w));
+      slot.dataset.trials = JSON.stringify(this.curves.map((d) => d.trial_number));
     }
     charts() {
       const job = this.job;
@@ -1086,6 +1615,8 @@
       slot('cost').replaceChildren(costChart(job, this.trials, w));
       slot('arms').replaceChildren(...[armsChart(job, w)].filter(Boolean));
       slot('timeline').replaceChildren(timelineChart(job, this.trials, w));
+      slot('pareto').replaceChildren(paretoChart(job, this.trials, w));
+      this.drawOverlay();
     }
     trialRow(t) {
       const ended = t.end_time !== null;
@@ -1098,6 +1629,9 @@
         cell(t.status, undefined, {data: {col: 'status'}}),
         cell(t.status === 'Succeeded' ? (t.converged ? 'yes' : 'no') : '\u2014', t.converged,
           {data: {col: 'converged'}}),
+        cell(t.stop_reason === null || t.stop_reason === undefined ? '\u2014' : t.stop_reason,
+          undefined, {data: {col: 'stop_reason', reason: dv(t.stop_reason)},
+            title: reasonText(t.stop_reason)}),
         cell(when(t.start_time), t.start_time, {data: {col: 'start_time'}}),
         cell(ended ? seconds(t.end_time - t.start_time) : 'running',
           ended ? t.end_time - t.start_time : null, {data: {col: 'duration'}}),
@@ -1123,7 +1657,7 @@
       };
       box.replaceChildren(
         table('trials-table', 'trials', ['#', 'batch size', 'type', 'status', 'converged',
-          'started', 'duration', 'epochs', 'time', 'energy', 'metric', 'cost'],
+          'stop reason', 'started', 'duration', 'epochs', 'time', 'energy', 'metric', 'cost'],
         rows.map((t) => this.trialRow(t))),
         ...[pager(this.page, pages, go, 'Trial pages')].filter(Boolean));
     }
@@ -1171,6 +1705,7 @@
           ['energy', energy(t.energy_j), 'energy_j', t.energy_j],
           ['metric', num(t.metric, 4), 'metric', t.metric],
           ['cost', joules(t.cost), 'cost', t.cost],
+          ['stop reason', reasonText(t.stop_reason), 'stop_reason', t.stop_reason],
           ['target metric', `${spec.target_metric} (${better} is better)`, 'target_metric',
             spec.target_metric],
         ]));
@@ -1224,6 +1759,7 @@
     if (parts[0] === 'job' && parts.length === 4 && parts[2] === 'trial') {
       return {view: 'trial', id: parts[1], n: parts[3]};
     }
+    if (parts[0] === 'compare') return {view: 'compare', ids: parts.slice(1)};
     return {view: 'unknown', raw};
   }
 
@@ -1246,7 +1782,8 @@
       main().replaceChildren(h('p', {class: 'loading', text: 'Loading\u2026'}));
     }
     view = r.view === 'jobs' ? new JobsView(r.params)
-      : r.view === 'job' ? new JobView(r.id) : new TrialView(r.id, r.n);
+      : r.view === 'job' ? new JobView(r.id)
+        : r.view === 'compare' ? new CompareView(r.ids) : new TrialView(r.id, r.n);
     await start(view, my);
   }
 
@@ -1254,7 +1791,7 @@
   function onResize() {
     clearTimeout(resizeTimer);
     resizeTimer = setTimeout(() => {
-      const drawn = view && view.charts && (view.trials || view.trial);
+      const drawn = view && view.charts && (view.trials || view.trial || view.jobs);
       if (drawn && main().dataset.state === 'ready') view.charts();
     }, 150);
   }

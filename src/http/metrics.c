@@ -448,7 +448,7 @@ static void put_lease(text *t, const scrape *s, bool readable, double lease_time
         s->counts.oldest_lease_renewed_at);
 }
 
-static void put_service(text *t, const svc_stats *ss)
+static void put_service(text *t, const svc_stats *ss, const opt_footprint *footprint)
 {
     char v[OPT_FMT_DOUBLE_MAX];
     family(t, "zbso_trials_dispatched_total", "counter", "Trials dispatched, by type.");
@@ -456,11 +456,15 @@ static void put_service(text *t, const svc_stats *ss)
         put(t, "zbso_trials_dispatched_total{type=\"%s\"} %" PRIu64 "\n", type_names[ty],
             load(&ss->dispatched[ty]));
     family(t, "zbso_trials_finished_total", "counter",
-           "Trials ended, by status: Succeeded by their final report, Failed by PATCH "
-           "/trials or the lease timeout.");
-    for (int st = ZBSO_TRIAL_SUCCEEDED; st <= ZBSO_TRIAL_FAILED; st++)
-        put(t, "zbso_trials_finished_total{status=\"%s\"} %" PRIu64 "\n", status_names[st],
-            load(&ss->finished[st]));
+           "Trials ended, by status and why: Succeeded by their final report (target_reached, "
+           "cost_bound, max_epochs), Failed by PATCH /trials (ended) or the lease timeout "
+           "(lease_expired).");
+    for (int r = ZBSO_STOP_TARGET_REACHED; r <= ZBSO_STOP_LEASE_EXPIRED; r++) {
+        int st = r <= ZBSO_STOP_MAX_EPOCHS ? ZBSO_TRIAL_SUCCEEDED : ZBSO_TRIAL_FAILED;
+        put(t, "zbso_trials_finished_total{status=\"%s\",stop_reason=\"%s\"} %" PRIu64 "\n",
+            status_names[st], zbso_stop_reason_name((zbso_stop_reason)r),
+            load(&ss->stopped[r]));
+    }
     family(t, "zbso_trial_lease_expiries_total", "counter",
            "Dispatched trials Failed because their lease ran out (ZEUS_BSO_TRIAL_TIMEOUT).");
     put(t, "zbso_trial_lease_expiries_total %" PRIu64 "\n", load(&ss->lease_expiries));
@@ -469,6 +473,18 @@ static void put_service(text *t, const svc_stats *ss)
            "longer than a trial is the average power of the training this server steers.");
     put(t, "zbso_reported_energy_joules_total %s\n",
         num(v, atomic_load_explicit(&ss->energy_j, memory_order_relaxed)));
+    family(t, "zbso_energy_joules_total", "counter",
+           "Energy of every trial that Succeeded, in joules (the same sum as "
+           "zbso_reported_energy_joules_total, under the name of issue 25).");
+    put(t, "zbso_energy_joules_total %s\n",
+        num(v, atomic_load_explicit(&ss->energy_j, memory_order_relaxed)));
+    if (footprint != NULL && footprint->has_intensity) {
+        family(t, "zbso_co2e_grams_total", "counter",
+               "CO2e of the energy of every trial that Succeeded, in grams, at the configured "
+               "grid intensity over each trial's interval.");
+        put(t, "zbso_co2e_grams_total %s\n",
+            num(v, atomic_load_explicit(&ss->co2e_g, memory_order_relaxed)));
+    }
     family(t, "zbso_reported_training_seconds_total", "counter",
            "Final training time of every trial that Succeeded, as reported.");
     put(t, "zbso_reported_training_seconds_total %s\n",
@@ -550,7 +566,7 @@ int http_metrics_render(http_metrics *m, store *st, const svc_env *env, char **o
     if (readable && m->per_job)
         put_per_job(&t, &s);
     if (env && env->stats)
-        put_service(&t, env->stats);
+        put_service(&t, env->stats, env->footprint);
     put_process(&t, m);
     free(s.jobs);
 

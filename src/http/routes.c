@@ -484,6 +484,7 @@ static void inspect_reply(const http_ctx *ctx, struct MHD_Connection *c, insp_ki
     char *text = NULL;
     size_t n = 0;
     int rc = inspect_request(c, kind, r, &req);
+    req.footprint = ctx->env->footprint;
     if (rc == 0)
         rc = insp_answer(ctx->st, &req, &text, &n, &r->err);
     if (rc < 0) {

@@ -15,6 +15,7 @@
 #include "codec/codec.h"
 #include "core/optimizer.h"
 #include "core/spec.h"
+#include "core/value.h"
 #include "util/mem.h"
 #include "util/utf8.h"
 
@@ -161,27 +162,67 @@ static json_t *real_or_null(bool has, double x)
     return has && isfinite(x) ? json_real(x) : json_null();
 }
 
-static json_t *totals_json(const opt_totals *t)
+/* Adds energy_kwh beside energy_j, and with a footprint configured co2e_g (the given
+ * figure; NaN: energy at the static or mean intensity of [start, end]) and price. Nothing
+ * of CO2e or price without their configuration (issue 25: absent, never 0). */
+static bool put_footprint(json_t *o, const opt_footprint *fp, double energy_j, double co2e_g,
+                          double start, double end)
+{
+    if (!put(o, "energy_kwh", json_real(energy_j / OPT_J_PER_KWH)))
+        return false;
+    if (fp == NULL)
+        return true;
+    if (fp->has_intensity) {
+        double g = isnan(co2e_g) ? opt_co2e_g(fp, energy_j, start, end) : co2e_g;
+        if (!put(o, "co2e_g", real_or_null(true, g)))
+            return false;
+    }
+    if (fp->has_price &&
+        !put(o, "price", real_or_null(true, energy_j / OPT_J_PER_KWH * fp->price_per_kwh)))
+        return false;
+    return true;
+}
+
+/* Totals with their footprint; co2e_g as put_footprint takes it. */
+static json_t *totals_json(const opt_totals *t, const opt_footprint *fp, double co2e_g)
 {
     json_t *o = json_object();
     if (put(o, "energy_j", json_real(t->energy)) && put(o, "time_s", json_real(t->time)) &&
-        put(o, "cost", json_real(t->cost)))
+        put(o, "cost", json_real(t->cost)) && put_footprint(o, fp, t->energy, co2e_g, 0, 0))
         return o;
     json_decref(o);
     return NULL;
 }
 
-static json_t *savings_json(const opt_savings *s)
+/* Percentages of energy, time and cost (null where there is no denominator). */
+static json_t *pct_json(const opt_pct *p)
 {
+    json_t *o = json_object();
+    if (put(o, "energy", real_or_null(p->has_energy, p->pct.energy)) &&
+        put(o, "time", real_or_null(p->has_time, p->pct.time)) &&
+        put(o, "cost", real_or_null(p->has_cost, p->pct.cost)))
+        return o;
+    json_decref(o);
+    return NULL;
+}
+
+static json_t *savings_json(const opt_savings *s, const opt_co2e_savings *c,
+                            const opt_footprint *fp)
+{
+    opt_pct pct;
+    opt_savings_pct(s, &pct);
     json_t *o = json_object();
     bool ok = put(o, "finished_trials", json_integer(s->finished)) &&
               put(o, "failed_trials", json_integer(s->failed)) &&
-              put(o, "spent", totals_json(&s->spent)) &&
+              put(o, "spent", totals_json(&s->spent, fp, c->spent_g)) &&
               put(o, "default_batch_size", json_integer(s->default_batch_size)) &&
               put(o, "default_runs", json_integer(s->default_runs)) &&
               put(o, "default_expected",
-                  s->has_baseline ? totals_json(&s->default_mean) : json_null()) &&
-              put(o, "saved", s->has_baseline ? totals_json(&s->saved) : json_null()) &&
+                  s->has_baseline ? totals_json(&s->default_mean, fp, c->default_mean_g)
+                                  : json_null()) &&
+              put(o, "saved", s->has_baseline ? totals_json(&s->saved, fp, c->saved_g)
+                                              : json_null()) &&
+              put(o, "saved_pct", s->has_baseline ? pct_json(&pct) : json_null()) &&
               put(o, "break_even_recurrence",
                   s->has_baseline && s->break_even > 0 ? json_integer(s->break_even)
                                                        : json_null()) &&
@@ -189,6 +230,8 @@ static json_t *savings_json(const opt_savings *s)
                   s->has_best ? json_integer(s->best_batch_size) : json_null()) &&
               put(o, "best_expected_cost", real_or_null(s->has_best, s->best_mean_cost)) &&
               put(o, "regret", real_or_null(s->has_best, s->regret));
+    if (ok && fp != NULL && fp->has_price)
+        ok = put(o, "currency", fp->currency[0] ? json_string(fp->currency) : json_null());
     if (ok)
         return o;
     json_decref(o);
@@ -203,15 +246,17 @@ static const zbso_trial_type TYPES[] = {ZBSO_TRIAL_EXPLORATION, ZBSO_TRIAL_CONCU
 /* The figures of one job that both the list and the job document show. */
 typedef struct job_figures {
     int64_t by[3][3];            /* [type][status] */
+    int64_t by_reason[ZBSO_STOP_REASONS]; /* finished trials by opt_trial_stop_reason */
     opt_savings savings;
+    opt_co2e_savings co2e;       /* NaN figures without a configured intensity */
     int64_t best_batch_size;     /* the arm with the highest posterior mean, else min cost */
     zbso_arm arms[ZBSO_MAX_BATCH_SIZES];
     size_t n_arms;
 } job_figures;
 
 /* Loads the job's trials into *tv and computes *f. */
-static int job_figures_load(store_txn *t, const zbso_job *job, trial_vec *tv, job_figures *f,
-                            zbso_err *err)
+static int job_figures_load(store_txn *t, const zbso_job *job, const opt_footprint *fp,
+                            trial_vec *tv, job_figures *f, zbso_err *err)
 {
     store_trial_query all = {0};
     int rc = load_trials(t, job->spec.job_id, &all, tv, err);
@@ -221,7 +266,16 @@ static int job_figures_load(store_txn *t, const zbso_job *job, trial_vec *tv, jo
     for (size_t i = 0; i < tv->n; i++)
         if ((unsigned)tv->v[i].type < 3 && (unsigned)tv->v[i].status < 3)
             f->by[tv->v[i].type][tv->v[i].status]++;
+    memset(f->by_reason, 0, sizeof f->by_reason);
+    for (size_t i = 0; i < tv->n; i++)
+        f->by_reason[opt_trial_stop_reason(&job->spec, &tv->v[i])]++;
     opt_savings_compute(&job->spec, tv->v, tv->n, &f->savings);
+    if (fp != NULL && fp->has_intensity) {
+        opt_co2e_savings_compute(&job->spec, tv->v, tv->n, fp, &f->co2e);
+    } else {
+        f->co2e.spent_g = f->co2e.default_mean_g = f->co2e.saved_g = NAN;
+        f->co2e.has_baseline = false;
+    }
     f->n_arms = 0;
     f->best_batch_size = job->min_cost_batch_size;
     if (job->stage != ZBSO_STAGE_MAB)
@@ -248,18 +302,25 @@ static json_t *trial_totals_json(const job_figures *f)
             by_status[st] += f->by[ty][st];
             total += f->by[ty][st];
         }
-    json_t *o = json_object();
+    json_t *o = json_object(), *reasons = json_object();
     bool ok = put(o, "total", json_integer(total));
     for (size_t st = 0; st < 3 && ok; st++)
         ok = put(o, zbso_trial_status_name(STATUSES[st]), json_integer(by_status[st]));
-    if (ok)
+    /* Every reason, 0 included, so that a client reads a fixed shape. */
+    for (int r = ZBSO_STOP_TARGET_REACHED; r < ZBSO_STOP_REASONS && ok; r++)
+        ok = put(reasons, zbso_stop_reason_name((zbso_stop_reason)r),
+                 json_integer(f->by_reason[r]));
+    if (ok && put(o, "by_stop_reason", reasons))
         return o;
+    if (!ok)
+        json_decref(reasons);
     json_decref(o);
     return NULL;
 }
 
 /* The fields of a job summary (GET /jobs rows; the job document starts with them). */
-static bool put_summary(json_t *o, const zbso_job *job, const job_figures *f)
+static bool put_summary(json_t *o, const zbso_job *job, const job_figures *f,
+                        const opt_footprint *fp)
 {
     return put(o, "job_id", json_string(job->spec.job_id)) &&
            put(o, "job_id_prefix", json_string(job->spec.job_id_prefix)) &&
@@ -271,7 +332,7 @@ static bool put_summary(json_t *o, const zbso_job *job, const job_figures *f)
            put(o, "min_cost", real_or_null(job->has_min_cost, job->min_cost)) &&
            put(o, "min_cost_batch_size", json_integer(job->min_cost_batch_size)) &&
            put(o, "best_batch_size", json_integer(f->best_batch_size)) &&
-           put(o, "savings", savings_json(&f->savings));
+           put(o, "savings", savings_json(&f->savings, &f->co2e, fp));
 }
 
 static json_t *i64_array(const int64_t *v, size_t n)
@@ -357,8 +418,10 @@ static json_t *counts_json(int64_t (*by)[3])
 }
 
 /* A trial's row: null for what a trial without a result does not have. */
-static json_t *trial_json(const zbso_job_spec *spec, const zbso_trial *t)
+static json_t *trial_json(const zbso_job_spec *spec, const zbso_trial *t,
+                          const opt_footprint *fp)
 {
+    const char *reason = zbso_stop_reason_name(opt_trial_stop_reason(spec, t));
     bool done = t->status == ZBSO_TRIAL_SUCCEEDED;
     bool ended = t->status != ZBSO_TRIAL_DISPATCHED;
     json_t *o = json_object();
@@ -374,7 +437,50 @@ static json_t *trial_json(const zbso_job_spec *spec, const zbso_trial *t)
               put(o, "metric", real_or_null(done, t->metric)) &&
               put(o, "epochs", done ? json_integer(t->epochs) : json_null()) &&
               put(o, "cost", real_or_null(done, done ? opt_trial_cost(spec, t) : 0.0)) &&
-              put(o, "converged", json_boolean(done && t->converged));
+              put(o, "converged", json_boolean(done && t->converged)) &&
+              put(o, "stop_reason", reason ? json_string(reason) : json_null());
+    /* The footprint of what the trial measured, over its own interval. */
+    if (ok && done)
+        ok = put_footprint(o, fp, t->energy, NAN, t->start_time, t->end_time);
+    if (ok)
+        return o;
+    json_decref(o);
+    return NULL;
+}
+
+/* The projection, or null when it is not available. */
+static json_t *projection_json(const opt_projection *p, const opt_footprint *fp)
+{
+    if (!p->available)
+        return json_null();
+    json_t *o = json_object();
+    bool ok = put(o, "batch_size", json_integer(p->batch_size)) &&
+              put(o, "cost", json_real(p->cost)) && put(o, "cost_sd", json_real(p->cost_sd)) &&
+              put(o, "energy_j", json_real(p->energy)) && put(o, "time_s", json_real(p->time)) &&
+              put(o, "observations", json_integer(p->observations)) &&
+              put(o, "runs", json_integer(p->runs)) &&
+              put(o, "saving_per_run", totals_json(&p->saving, fp, NAN)) &&
+              put(o, "saving_per_run_pct", pct_json(&p->saving_pct));
+    if (ok && fp != NULL && fp->has_price)
+        ok = put(o, "currency", json_string(fp->currency));
+    if (ok)
+        return o;
+    json_decref(o);
+    return NULL;
+}
+
+/* What the server is configured to show (only what is configured). */
+static json_t *footprint_json(const opt_footprint *fp)
+{
+    json_t *o = json_object();
+    bool ok = true;
+    if (fp->has_intensity)
+        ok = fp->n_series > 0
+                 ? put(o, "carbon_intensity_series_points", json_integer((json_int_t)fp->n_series))
+                 : put(o, "carbon_intensity_g_per_kwh", json_real(fp->intensity_g_per_kwh));
+    if (ok && fp->has_price)
+        ok = put(o, "energy_price_per_kwh", json_real(fp->price_per_kwh)) &&
+             put(o, "currency", fp->currency[0] ? json_string(fp->currency) : json_null());
     if (ok)
         return o;
     json_decref(o);
@@ -425,10 +531,10 @@ static int jobs_doc(store_txn *t, const insp_request *req, json_t **out, zbso_er
     size_t shown = more ? (size_t)req->limit : jv.n;
     for (size_t i = 0; i < shown; i++) {
         tv.n = 0;
-        if ((rc = job_figures_load(t, &jv.v[i], &tv, f, err)) < 0)
+        if ((rc = job_figures_load(t, &jv.v[i], req->footprint, &tv, f, err)) < 0)
             goto out;
         json_t *row = json_object();
-        bool ok = put_summary(row, &jv.v[i], f);
+        bool ok = put_summary(row, &jv.v[i], f, req->footprint);
         if (!ok)
             json_decref(row);
         if (!ok || json_array_append_new(rows, row) != 0) {
@@ -502,7 +608,7 @@ static int job_doc(store_txn *t, const insp_request *req, json_t **out, zbso_err
         goto out;
     }
     if ((rc = load_job(t, req->job_id, &job, err)) < 0 ||
-        (rc = job_figures_load(t, &job, &tv, f, err)) < 0)
+        (rc = job_figures_load(t, &job, req->footprint, &tv, f, err)) < 0)
         goto out;
     /* Every round started holds an exploration, so there are at most n + 1 of them, and
      * never more than the spec's rounds. */
@@ -521,8 +627,18 @@ static int job_doc(store_txn *t, const insp_request *req, json_t **out, zbso_err
     json_t *profiles = NULL;
     if ((rc = profiles_json(t, job.spec.job_id, &profiles, err)) < 0)
         goto out;
+    opt_projection proj;
+    opt_projection_compute(&job.spec, job.stage, f->arms, f->n_arms, tv.v, tv.n, &f->savings,
+                           &proj);
     doc = json_object();
-    bool ok = put_summary(doc, &job, f) && put(doc, "revision", json_integer(job.revision)) &&
+    bool ok = put_summary(doc, &job, f, req->footprint) &&
+              put(doc, "projection", projection_json(&proj, req->footprint)) &&
+              put(doc, "projection_reason",
+                  proj.available ? json_null() : json_string(proj.why)) &&
+              (req->footprint == NULL ||
+               (!req->footprint->has_intensity && !req->footprint->has_price) ||
+               put(doc, "footprint", footprint_json(req->footprint))) &&
+              put(doc, "revision", json_integer(job.revision)) &&
               put(doc, "spec", codec_job_spec_json(&job.spec)) &&
               put(doc, "exploration", exploration_json(rounds, n_rounds)) &&
               put(doc, "arms", arms_json(f->arms, f->n_arms)) &&
@@ -561,7 +677,7 @@ static int trials_doc(store_txn *t, const insp_request *req, json_t **out, zbso_
     size_t shown = more ? (size_t)req->limit : tv.n;
     bool ok = doc && rows;
     for (size_t i = 0; i < shown && ok; i++) {
-        json_t *row = trial_json(&job.spec, &tv.v[i]);
+        json_t *row = trial_json(&job.spec, &tv.v[i], req->footprint);
         ok = row && json_array_append_new(rows, row) == 0;
     }
     ok = ok && put(doc, "job_id", json_string(job.spec.job_id)) &&
@@ -615,7 +731,7 @@ static int trial_doc(store_txn *t, const insp_request *req, json_t **out, zbso_e
         rc = NOMEM("the trial's reports");
     if (rc < 0)
         goto out;
-    doc = trial_json(&job.spec, &trial);
+    doc = trial_json(&job.spec, &trial, req->footprint);
     if (!put(doc, "job_id", json_string(job.spec.job_id)) ||
         !put(doc, "reports", json_incref(points))) {
         rc = NOMEM("the trial");

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/types.h"
+#include "core/value.h"
 #include "store/store.h"
 #include "util/err.h"
 
@@ -31,6 +32,9 @@ typedef struct insp_request {
     char after_job[ZBSO_ID_MAX + 1]; /* INSP_JOBS: the cursor, "" for the first page */
     int64_t after_trial;             /* INSP_TRIALS: the cursor, 0 for the first page */
     int64_t limit;                   /* INSP_JOBS, INSP_TRIALS: 1..INSP_LIMIT_MAX */
+    /* NULL, or the CO2e and price configuration (not owned): without one, documents have
+     * no CO2e or price field at all. */
+    const opt_footprint *footprint;
 } insp_request;
 
 /* Sets *req to the first page of kind with the default limit and no filter. */

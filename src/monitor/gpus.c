@@ -33,7 +33,7 @@ int zbso_gpus_open(zbso_gpus **out, char *errbuf, size_t errbuf_len)
         rc = err_set(&err, ZBSO_ENOMEM, "out of memory opening the GPUs");
         goto out;
     }
-    if ((rc = nvml_lib_open(mon_nvml_path(), &g->nvml, &err)) < 0)
+    if ((rc = nvml_lib_open(NULL, &g->nvml, &err)) < 0)
         goto out;
     nvmlReturn_t nrc = g->nvml.device_get_count(&n_nvml);
     if (nrc != NVML_SUCCESS) {

@@ -12,14 +12,6 @@
 #include "util/clock.h"
 #include "util/mem.h"
 
-#define DEFAULT_NVML_LIBRARY "libnvidia-ml.so.1"
-
-const char *mon_nvml_path(void)
-{
-    const char *path = getenv("ZBSO_NVML_LIBRARY");
-    return path == NULL || path[0] == '\0' ? DEFAULT_NVML_LIBRARY : path;
-}
-
 int mon_visible_devices(unsigned n_nvml, unsigned *visible, unsigned *n_visible,
                         zbso_err *err)
 {
@@ -152,7 +144,7 @@ static int open_gpus(zbso_monitor *mon, zbso_err *err)
  * error of choose_gpus / open_gpus / nvml_lib_open. */
 static int setup_gpus(zbso_monitor *mon, const int *gpu_indices, int n_gpus, zbso_err *err)
 {
-    int rc = nvml_lib_open(mon_nvml_path(), &mon->nvml, err);
+    int rc = nvml_lib_open(NULL, &mon->nvml, err);
     if (rc < 0 && n_gpus < 0) {
         snprintf(mon->gpu_status, sizeof mon->gpu_status, "%s", err->msg);
         err_clear(err);
@@ -334,6 +326,21 @@ static mon_window *find_window(zbso_monitor *mon, const char *name)
     return NULL;
 }
 
+/* The checks of a call on window name: start_call's, then that the window is open.
+ * Returns 0 with *out, or the failure's code with mon's message set. */
+static int open_window_of(zbso_monitor *mon, const char *name, mon_window **out)
+{
+    zbso_err err;
+    int rc = start_call(mon, name, &err);
+    if (rc < 0)
+        return rc;
+    if ((*out = find_window(mon, name)) == NULL) {
+        err_set(&err, ZBSO_EBADOP, "Measurement window '%s' does not exist", name);
+        return fail(mon, &err);
+    }
+    return 0;
+}
+
 int zbso_monitor_begin_window(zbso_monitor *mon, const char *name)
 {
     zbso_err err;
@@ -467,15 +474,11 @@ int zbso_monitor_end_window_cpu(zbso_monitor *mon, const char *name, zbso_measur
     zbso_err err;
     zbso_measurement m;
     zbso_cpu_measurement cpu;
-    int rc = start_call(mon, name, &err);
+    mon_window *w;
+    int rc = open_window_of(mon, name, &w);
 
     if (rc < 0)
         return rc;
-    mon_window *w = find_window(mon, name);
-    if (w == NULL) {
-        err_set(&err, ZBSO_EBADOP, "Measurement window '%s' does not exist", name);
-        return fail(mon, &err);
-    }
 
     double now_s = clk_mono_s();
     mon_edge_read(mon, now_s);
@@ -512,16 +515,11 @@ int zbso_monitor_end_window(zbso_monitor *mon, const char *name, zbso_measuremen
 
 int zbso_monitor_cancel_window(zbso_monitor *mon, const char *name)
 {
-    zbso_err err;
-    int rc = start_call(mon, name, &err);
+    mon_window *w;
+    int rc = open_window_of(mon, name, &w);
 
     if (rc < 0)
         return rc;
-    mon_window *w = find_window(mon, name);
-    if (w == NULL) {
-        err_set(&err, ZBSO_EBADOP, "Measurement window '%s' does not exist", name);
-        return fail(mon, &err);
-    }
     w->open = false;
     return 0;
 }

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "monitor/nvml.h"
+#include "nvml/nvml.h"
 #include "monitor/rapl.h"
 #include "zbso/zbso.h"
 
@@ -115,10 +115,6 @@ struct zbso_monitor {
     mon_window windows[MON_WINDOWS_MAX];
     char errmsg[ZBSO_ERRBUF_MAX];
 };
-
-/* The NVML library to load: $ZBSO_NVML_LIBRARY when set and not empty, else
- * libnvidia-ml.so.1. */
-const char *mon_nvml_path(void);
 
 /* Parses CUDA_VISIBLE_DEVICES (a comma list of NVML indices) into visible[0..*n_visible),
  * checking each against the n_nvml GPUs NVML sees. Unset means all of them. Returns 0 or

@@ -322,7 +322,6 @@ static void *poll_main(void *arg)
 
 int rapl_start(rapl_set *s, zbso_err *err)
 {
-    pthread_condattr_t attr;
     double period = RAPL_PERIOD_MAX_S;
     for (unsigned i = 0; i < s->n; i++) {
         const rapl_zone *z = &s->zones[i];
@@ -337,10 +336,7 @@ int rapl_start(rapl_set *s, zbso_err *err)
     }
     s->period_s = period < RAPL_PERIOD_MIN_S ? RAPL_PERIOD_MIN_S : period;
     pthread_mutex_init(&s->mu, NULL);
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->stop_cv, &attr);
-    pthread_condattr_destroy(&attr);
+    clk_cond_init_mono(&s->stop_cv);
     s->started = true;
     if (s->n == 0)
         return 0;

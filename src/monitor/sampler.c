@@ -67,17 +67,13 @@ static void *sampler_main(void *arg)
 int mon_sampler_start(struct zbso_monitor *mon, zbso_err *err)
 {
     mon_sampler *s = &mon->sampler;
-    pthread_condattr_t attr;
     int rc = 0;
 
     memset(s, 0, sizeof *s);
     if (mon->n_sampled == 0)
         return 0;
     pthread_mutex_init(&s->mu, NULL);
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->stop_cv, &attr);
-    pthread_condattr_destroy(&attr);
+    clk_cond_init_mono(&s->stop_cv);
     s->started = true;
 
     double now_s = clk_mono_s();

@@ -30,16 +30,26 @@ static bool guard_signals_done;
 static const int guard_signals[] = {SIGTERM, SIGINT, SIGHUP};
 
 static int restore_locked(pw_gpus *g, zbso_err *err);
+static int set_some(pw_gpus *g, const unsigned *idx, unsigned k, unsigned mw, zbso_err *err);
 
-/* Restores every listed actuator; with final, they refuse later sets. */
+static void drop_records(pw_gpus *g);
+
+/* Restores every listed actuator; with final, they refuse later sets, and those restored
+ * drop their records and end their guard processes (nothing is left to guard). */
 static void restore_all(bool final)
 {
     pthread_mutex_lock(&guard_mu);
     for (pw_gpus *g = guard_list; g != NULL; g = g->next) {
         zbso_err err;
-        if (restore_locked(g, &err) < 0)
+        int rc = restore_locked(g, &err);
+        if (rc < 0)
             fprintf(stderr, "zbso: could not restore the GPU power limits: %s\n", err.msg);
         g->dead = g->dead || final;
+        if (final && rc == 0) {
+            drop_records(g);
+            pw_guard_stop(g->guard, true);
+            g->guard = NULL;
+        }
     }
     pthread_mutex_unlock(&guard_mu);
 }
@@ -165,12 +175,113 @@ static void guard_remove(pw_gpus *g)
     pthread_mutex_unlock(&guard_mu);
 }
 
+/* ---- original limits: records and the guard process ---- */
+
+/* Removes the records this process wrote for g's GPUs. */
+static void drop_records(pw_gpus *g)
+{
+    for (unsigned i = 0; i < g->n; i++)
+        if (g->recorded[i]) {
+            pw_record_remove(g->state_dir, g->uuid[i], (long)getpid());
+            g->recorded[i] = false;
+        }
+}
+
+/* Settles what is put back on each GPU (SPEC §6.1): the record of an earlier zbso process
+ * of this boot (state directory) when there is one, else NVML's default limit; never the
+ * limit found now, which a killed process may have left lowered. Records this process as
+ * the holder of GPUs nobody living holds, sets back at once a GPU that a dead holder left
+ * lowered, and starts the guard process. g->original_mw holds the limits read at open on
+ * entry. Returns 0, or what nvml or pw_guard_start fail with (records dropped by the
+ * caller). */
+static int hold_originals(pw_gpus *g, zbso_err *err)
+{
+    unsigned cur[ZBSO_MAX_GPUS], dflt[ZBSO_MAX_GPUS];
+    bool stale[ZBSO_MAX_GPUS] = {false};
+    pw_guard_gpu held[ZBSO_MAX_GPUS];
+    char boot[40] = "";
+    unsigned long long started = 0;
+    long me = (long)getpid();
+    zbso_err why;
+    int lock = -1, rc;
+
+    for (unsigned i = 0; i < g->n; i++) {
+        cur[i] = g->original_mw[i];
+        nvmlReturn_t nrc = g->nvml.device_get_uuid(g->dev[i], g->uuid[i], NVML_UUID_MAX);
+        if (nrc != NVML_SUCCESS)
+            return err_set(err, ZBSO_ERUNTIME, "nvmlDeviceGetUUID failed for GPU %d: %s",
+                           g->cuda_index[i], nvml_lib_strerror(&g->nvml, nrc));
+        /* A GPU without a default limit: its highest, what it runs at unlimited. */
+        if (g->nvml.device_get_power_management_default_limit(g->dev[i], &dflt[i]) !=
+                NVML_SUCCESS ||
+            dflt[i] < g->min_mw[i] || dflt[i] > g->max_mw[i])
+            dflt[i] = g->max_mw[i];
+    }
+    if (pw_state_dir(g->state_dir, sizeof g->state_dir, &why) < 0 ||
+        (pw_boot_id(boot, sizeof boot) < 0 &&
+         err_set(&why, ZBSO_EIO, "cannot read this boot's id") < 0) ||
+        (pw_proc_start(me, &started) < 0 &&
+         err_set(&why, ZBSO_EIO, "cannot read /proc/%ld/stat", me) < 0) ||
+        (lock = pw_state_lock(g->state_dir, &why)) < 0) {
+        fprintf(stderr, "zbso: %s; the GPUs' original power limits are not recorded (a "
+                "later run puts back NVML's default limits)\n", why.msg);
+        g->state_dir[0] = '\0';
+    }
+    for (unsigned i = 0; i < g->n; i++) {
+        pw_record r;
+        int lr = g->state_dir[0] ? pw_record_load(g->state_dir, g->uuid[i], &r, &why)
+                                 : ZBSO_ENOTFOUND;
+        if (lr == ZBSO_EINVAL)
+            fprintf(stderr, "zbso: %s: ignored\n", why.msg);
+        if (lr == 0 && strcmp(r.boot_id, boot) == 0 && strcmp(r.uuid, g->uuid[i]) == 0 &&
+            r.original_mw >= g->min_mw[i] && r.original_mw <= g->max_mw[i]) {
+            g->original_mw[i] = r.original_mw;
+            if (r.pid == me || pw_record_owner_alive(&r))
+                continue;          /* its holder lives, and puts it back */
+            stale[i] = cur[i] != r.original_mw;
+            if (stale[i])
+                fprintf(stderr, "zbso: GPU %d's power limit was left at %u W by process %ld, "
+                        "which ended; putting back its original %u W\n", g->cuda_index[i],
+                        cur[i] / 1000, r.pid, r.original_mw / 1000);
+        } else {
+            g->original_mw[i] = dflt[i];
+            if (cur[i] != dflt[i])
+                fprintf(stderr, "zbso: GPU %d's power limit is %u W, not its default %u W, "
+                        "and no record says what it was before a zbso process changed it: "
+                        "%u W is what will be put back\n", g->cuda_index[i], cur[i] / 1000,
+                        dflt[i] / 1000, dflt[i] / 1000);
+        }
+        if (g->state_dir[0] == '\0')
+            continue;
+        pw_record mine = {.original_mw = g->original_mw[i], .pid = me, .pid_start = started};
+        snprintf(mine.boot_id, sizeof mine.boot_id, "%s", boot);
+        snprintf(mine.uuid, sizeof mine.uuid, "%s", g->uuid[i]);
+        if (pw_record_save(g->state_dir, &mine, &why) < 0)
+            fprintf(stderr, "zbso: %s; GPU %d's original power limit is not recorded\n",
+                    why.msg, g->cuda_index[i]);
+        else
+            g->recorded[i] = true;
+    }
+    pw_state_unlock(lock);
+    for (unsigned i = 0; i < g->n; i++)
+        if (stale[i] && (rc = set_some(g, &i, 1, g->original_mw[i], &why)) < 0)
+            fprintf(stderr, "zbso: could not put GPU %d's power limit back: %s\n",
+                    g->cuda_index[i], why.msg);
+    for (unsigned i = 0; i < g->n; i++) {
+        held[i].nvml_index = g->nvml_index[i];
+        held[i].original_mw = g->original_mw[i];
+        snprintf(held[i].uuid, sizeof held[i].uuid, "%s", g->uuid[i]);
+    }
+    return pw_guard_start(g->kind, held, g->n, g->state_dir[0] ? g->state_dir : NULL,
+                          &g->guard, err);
+}
+
 /* ---- opening ---- */
 
 int pw_open(const int *cuda, size_t n, unsigned flags, pw_gpus **out, zbso_err *err)
 {
     unsigned visible[ZBSO_MAX_GPUS], n_visible = 0, n_nvml = 0;
-    pw_nvml_ret nrc;
+    nvmlReturn_t nrc;
     int rc;
 
     *out = NULL;
@@ -181,11 +292,12 @@ int pw_open(const int *cuda, size_t n, unsigned flags, pw_gpus **out, zbso_err *
     if (g == NULL)
         return err_set(err, ZBSO_ENOMEM, "out of memory opening the GPUs");
     g->flags = flags;
-    if ((rc = pw_nvml_open(&g->nvml, err)) < 0)
+    g->owner = getpid();
+    if ((rc = nvml_lib_open(NULL, &g->nvml, err)) < 0)
         goto fail;
-    if ((nrc = g->nvml.device_get_count(&n_nvml)) != PW_NVML_SUCCESS) {
+    if ((nrc = g->nvml.device_get_count(&n_nvml)) != NVML_SUCCESS) {
         rc = err_set(err, ZBSO_ERUNTIME, "nvmlDeviceGetCount failed: %s",
-                     pw_nvml_strerror(&g->nvml, nrc));
+                     nvml_lib_strerror(&g->nvml, nrc));
         goto fail;
     }
     if ((rc = cuda_visible_devices(n_nvml, visible, &n_visible, err)) < 0)
@@ -220,17 +332,18 @@ int pw_open(const int *cuda, size_t n, unsigned flags, pw_gpus **out, zbso_err *
     for (unsigned i = 0; i < g->n; i++) {
         const char *what = "nvmlDeviceGetHandleByIndex";
         nrc = g->nvml.device_get_handle_by_index(g->nvml_index[i], &g->dev[i]);
-        if (nrc == PW_NVML_SUCCESS) {
+        if (nrc == NVML_SUCCESS) {
             what = "nvmlDeviceGetPowerManagementLimitConstraints";
-            nrc = g->nvml.get_constraints(g->dev[i], &g->min_mw[i], &g->max_mw[i]);
+            nrc = g->nvml.device_get_power_management_limit_constraints(
+                g->dev[i], &g->min_mw[i], &g->max_mw[i]);
         }
-        if (nrc == PW_NVML_SUCCESS) {
+        if (nrc == NVML_SUCCESS) {
             what = "nvmlDeviceGetPowerManagementLimit";
-            nrc = g->nvml.get_limit(g->dev[i], &g->original_mw[i]);
+            nrc = g->nvml.device_get_power_management_limit(g->dev[i], &g->original_mw[i]);
         }
-        if (nrc != PW_NVML_SUCCESS) {
+        if (nrc != NVML_SUCCESS) {
             rc = err_set(err, ZBSO_ERUNTIME, "%s failed for GPU %d (NVML index %u): %s", what,
-                         g->cuda_index[i], g->nvml_index[i], pw_nvml_strerror(&g->nvml, nrc));
+                         g->cuda_index[i], g->nvml_index[i], nvml_lib_strerror(&g->nvml, nrc));
             goto fail;
         }
     }
@@ -242,13 +355,16 @@ int pw_open(const int *cuda, size_t n, unsigned flags, pw_gpus **out, zbso_err *
             goto fail;
         g->kind = g->zeusd ? PW_ZEUSD : PW_NVML;
         snprintf(g->name, sizeof g->name, "%s", g->zeusd ? pw_zeusd_name(g->zeusd) : "NVML");
+        if ((rc = hold_originals(g, err)) < 0)
+            goto fail;
         guard_add(g);
     }
     *out = g;
     return 0;
 fail:
+    drop_records(g);
     pw_zeusd_close(g->zeusd);
-    pw_nvml_close(&g->nvml);
+    nvml_lib_close(&g->nvml);
     free(g);
     return rc;
 }
@@ -257,6 +373,13 @@ void pw_close(pw_gpus *g)
 {
     if (g == NULL)
         return;
+    if (g->owner != getpid()) {
+        /* A forked child's copy: the limits, their records and the guard are the
+         * parent's. Close our copy of the guard's socket (its end stays open). */
+        pw_guard_stop(g->guard, false);
+        g->guard = NULL;
+        g->guarded = false;
+    }
     if (g->guarded) {
         zbso_err err;
         pthread_mutex_lock(&guard_mu);
@@ -265,9 +388,15 @@ void pw_close(pw_gpus *g)
         if (rc < 0)
             fprintf(stderr, "zbso: could not restore the GPU power limits: %s\n", err.msg);
         guard_remove(g);
+        /* Restored: the records go and the guard ends; else both stay, and the guard
+         * tries once more. */
+        if (rc == 0)
+            drop_records(g);
+        pw_guard_stop(g->guard, rc == 0);
+        g->guard = NULL;
     }
     pw_zeusd_close(g->zeusd);
-    pw_nvml_close(&g->nvml);
+    nvml_lib_close(&g->nvml);
     free(g);
 }
 
@@ -322,10 +451,10 @@ unsigned long pw_set_count(const pw_gpus *g)
 int pw_limits(pw_gpus *g, unsigned *mw, zbso_err *err)
 {
     for (unsigned i = 0; i < g->n; i++) {
-        pw_nvml_ret nrc = g->nvml.get_limit(g->dev[i], &mw[i]);
-        if (nrc != PW_NVML_SUCCESS)
+        nvmlReturn_t nrc = g->nvml.device_get_power_management_limit(g->dev[i], &mw[i]);
+        if (nrc != NVML_SUCCESS)
             return err_set(err, ZBSO_ERUNTIME, "nvmlDeviceGetPowerManagementLimit failed "
-                           "for GPU %d: %s", g->cuda_index[i], pw_nvml_strerror(&g->nvml, nrc));
+                           "for GPU %d: %s", g->cuda_index[i], nvml_lib_strerror(&g->nvml, nrc));
     }
     return 0;
 }
@@ -346,17 +475,17 @@ static int set_some(pw_gpus *g, const unsigned *idx, unsigned k, unsigned mw, zb
     }
     for (unsigned i = 0; i < k; i++) {
         unsigned j = idx[i];
-        pw_nvml_ret nrc = g->nvml.set_limit(g->dev[j], mw);
-        if (nrc == PW_NVML_NO_PERMISSION)
+        nvmlReturn_t nrc = g->nvml.device_set_power_management_limit(g->dev[j], mw);
+        if (nrc == NVML_ERROR_NO_PERMISSION)
             return err_set(err, ZBSO_EPERM, "setting the power limit of GPU %d to %u mW needs "
                            "the CAP_SYS_ADMIN capability (NVML: %s): run as root or with "
                            "that capability, or set ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT to a "
                            "zeusd daemon with gpu-control, or use observer mode",
-                           g->cuda_index[j], mw, pw_nvml_strerror(&g->nvml, nrc));
-        if (nrc != PW_NVML_SUCCESS)
+                           g->cuda_index[j], mw, nvml_lib_strerror(&g->nvml, nrc));
+        if (nrc != NVML_SUCCESS)
             return err_set(err, ZBSO_ERUNTIME, "nvmlDeviceSetPowerManagementLimit(%u mW) "
                            "failed for GPU %d: %s", mw, g->cuda_index[j],
-                           pw_nvml_strerror(&g->nvml, nrc));
+                           nvml_lib_strerror(&g->nvml, nrc));
         g->sets++;
     }
     return 0;
@@ -428,4 +557,56 @@ int pw_restore(pw_gpus *g, zbso_err *err)
     int rc = restore_locked(g, err);
     pthread_mutex_unlock(&guard_mu);
     return rc;
+}
+
+int pw_restore_held(pw_kind kind, const pw_guard_gpu *gpus, unsigned n, unsigned long *sets,
+                    zbso_err *err)
+{
+    int rc = 0, first = 0;
+    zbso_err e;
+    pw_gpus *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return err_set(err, ZBSO_ENOMEM, "out of memory");
+    g->kind = kind;
+    if ((rc = nvml_lib_open(NULL, &g->nvml, err)) < 0)
+        goto out;
+    for (unsigned i = 0; i < n && g->n < ZBSO_MAX_GPUS; i++) {
+        unsigned k = g->n;
+        char uuid[NVML_UUID_MAX] = "";
+        nvmlReturn_t nrc = g->nvml.device_get_handle_by_index(gpus[i].nvml_index, &g->dev[k]);
+        if (nrc == NVML_SUCCESS)
+            nrc = g->nvml.device_get_uuid(g->dev[k], uuid, sizeof uuid);
+        if (nrc != NVML_SUCCESS || strcmp(uuid, gpus[i].uuid) != 0) {
+            /* NVML renumbered the GPUs: setting that index would change another GPU. */
+            if (first == 0)
+                first = err_set(err, ZBSO_ERUNTIME, "NVML index %u is not GPU %s any more "
+                                "(%s)", gpus[i].nvml_index, gpus[i].uuid,
+                                nrc != NVML_SUCCESS ? nvml_lib_strerror(&g->nvml, nrc)
+                                                    : uuid);
+            continue;
+        }
+        g->nvml_index[k] = gpus[i].nvml_index;
+        g->cuda_index[k] = (int)gpus[i].nvml_index;
+        g->original_mw[k] = gpus[i].original_mw;
+        g->n++;
+    }
+    if (kind == PW_ZEUSD) {
+        if ((rc = pw_zeusd_open(g->nvml_index, g->n, &g->zeusd, err)) < 0)
+            goto out;
+        if (g->zeusd == NULL) {
+            rc = err_set(err, ZBSO_ECONFIG, "ZEUSD_SOCK_PATH and ZEUSD_HOST_PORT are unset");
+            goto out;
+        }
+    }
+    pthread_mutex_lock(&guard_mu);
+    rc = restore_locked(g, &e);
+    pthread_mutex_unlock(&guard_mu);
+    *sets += g->sets;
+    if (rc < 0 && first == 0 && err != NULL)
+        *err = e;
+out:
+    pw_zeusd_close(g->zeusd);
+    nvml_lib_close(&g->nvml);
+    free(g);
+    return rc < 0 ? rc : first;
 }

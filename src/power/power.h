@@ -41,8 +41,8 @@ typedef enum pw_kind {
  * message says which), ZBSO_ERUNTIME (an NVML read failed), ZBSO_ENOMEM. */
 int pw_open(const int *cuda, size_t n, unsigned flags, pw_gpus **out, zbso_err *err);
 
-/* Puts back the limits read at open (pw_restore, errors ignored), stops guarding them
- * and closes NVML. NULL is a no-op. */
+/* Puts back the original limits (pw_restore, errors ignored), removes this process's
+ * records of them, stops its guard and closes NVML. NULL is a no-op. */
 void pw_close(pw_gpus *g);
 
 pw_kind pw_actuator(const pw_gpus *g);
@@ -57,7 +57,9 @@ int pw_cuda_index(const pw_gpus *g, unsigned i);
  * all have the same ones (Zeus: "Power limits ranges are not uniform across GPUs."). */
 int pw_constraints(const pw_gpus *g, int64_t *min_mw, int64_t *max_mw, zbso_err *err);
 
-/* The limits read at open, per GPU (mW). */
+/* The limits put back, per GPU (mW): each GPU's true original, from its record in the
+ * state directory when an earlier zbso process of this boot lowered it, else NVML's
+ * default limit, never the limit found at open (SPEC §6.1). */
 const unsigned *pw_original(const pw_gpus *g);
 
 /* Reads each GPU's limit now into mw[0..pw_count-1]. ZBSO_ERUNTIME when NVML fails. */
@@ -70,11 +72,49 @@ int pw_limits(pw_gpus *g, unsigned *mw, zbso_err *err);
  * around it; ZBSO_ERUNTIME for other NVML or zeusd failures. */
 int pw_set(pw_gpus *g, int64_t mw, zbso_err *err);
 
-/* Sets back each GPU whose limit differs from the one read at open. Returns 0 or the
- * first error as pw_set (the other GPUs are still tried); 0 at once in observer mode. */
+/* Sets back each GPU whose limit differs from its original (pw_original). Returns 0 or
+ * the first error as pw_set (the other GPUs are still tried); 0 at once in observer mode. */
 int pw_restore(pw_gpus *g, zbso_err *err);
 
 /* Set calls made through g that changed a GPU (for tests and logs). */
 unsigned long pw_set_count(const pw_gpus *g);
+
+/* ---- the guard process (guard.c) ----------------------------------------------------
+ * Every actuator that may set starts one (pw_open); `zbso run` starts one more for its
+ * training command. It runs `zbso-guard` ($ZBSO_GUARD, else beside libzbso.so or zbso, else
+ * /usr/libexec/zbso; ZBSO_GUARD=none: no guard) in a session of its own; when this process
+ * ends without stopping it (SIGKILL, OOM kill, a crash, or a clean exit), the guard kills
+ * the process groups it watches and sets each GPU back to its original limit through
+ * NVML or zeusd, within 0.3 s of the death (a poll of 0.2 s, then 0.1 s for the dead
+ * process's children to die) plus the set calls. */
+typedef struct pw_guard pw_guard;
+
+/* A GPU the guard holds: its NVML index, UUID (checked before setting) and the limit to
+ * put back. */
+typedef struct pw_guard_gpu {
+    unsigned nvml_index;
+    unsigned original_mw;
+    char uuid[96];
+} pw_guard_gpu;
+
+/* Starts a guard for gpus[0..n-1] (n 0: process groups only) set through kind, removing
+ * their records in state_dir (NULL: none) once restored. Returns 0 with *out set (NULL
+ * with ZBSO_GUARD=none), or ZBSO_ECONFIG (no guard program: the message says where it
+ * was looked for; it cannot start), ZBSO_ENOMEM. */
+int pw_guard_start(pw_kind kind, const pw_guard_gpu *gpus, unsigned n, const char *state_dir,
+                   pw_guard **out, zbso_err *err);
+
+/* Tells the guard to kill process group pgid if this process dies (on), or no more
+ * (off: call it before reaping the group's leader, whose pid could then be reused).
+ * NULL gd: no-op. Returns 0 or ZBSO_ERUNTIME (the guard is gone). */
+int pw_guard_watch(pw_guard *gd, long pgid, bool on, zbso_err *err);
+
+/* Ends the guard: restored says the limits are back, so it restores nothing; without it
+ * the guard restores as if this process had died. Waits up to 5 s for it; frees gd. NULL
+ * is a no-op. */
+void pw_guard_stop(pw_guard *gd, bool restored);
+
+/* The guard program's main (zbso-guard): argv as pw_guard_start passes it. */
+int pw_guard_main(int argc, char **argv);
 
 #endif

@@ -1,13 +1,17 @@
 /* child.c: the training command as a child process: started without a shell in its own
- * process group, its stdout+stderr read line by line through one pipe and copied to the
- * try's log, stopped with SIGTERM then SIGKILL. Knows nothing of the optimizer. */
+ * process group, killed by the kernel when zbso run dies (PR_SET_PDEATHSIG), its
+ * stdout+stderr read line by line through one pipe and copied to the try's log, stopped
+ * with a signal (SIGINT for Ctrl-C, else SIGTERM) then SIGKILL. Knows nothing of the
+ * optimizer. */
+#define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,15 +20,44 @@
 
 #define DRAIN_IDLE_MS 200      /* after the command exits, output idle this long has ended */
 
+/* The file execve runs for name: name itself when it holds a '/', else the first
+ * executable PATH entry (the parent's PATH, "/usr/local/bin:/usr/bin:/bin" when unset, as
+ * posix_spawnp searches). Returns 0 with out filled, or an errno value. */
+static int find_program(const char *name, char *out, size_t cap)
+{
+    if (strchr(name, '/') != NULL) {
+        if ((size_t)snprintf(out, cap, "%s", name) >= cap)
+            return ENAMETOOLONG;
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    int found = ENOENT;
+    if (path == NULL)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path;; p++) {
+        size_t len = strcspn(p, ":");
+        int n = snprintf(out, cap, "%.*s%s%s", (int)len, p, len ? "/" : "", name);
+        if (n > 0 && (size_t)n < cap) {
+            if (access(out, X_OK) == 0)
+                return 0;
+            if (errno == EACCES)
+                found = EACCES;
+        }
+        p += len;
+        if (*p == '\0')
+            break;
+    }
+    return found;
+}
+
 int run_child_spawn(run_child *c, char *const argv[], char *const envp[], FILE *log,
                     zbso_err *err)
 {
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    sigset_t none, deflt;
-    int fds[2] = {-1, -1};
+    static const int deflt[] = {SIGTERM, SIGINT, SIGPIPE, SIGHUP, SIGQUIT};
+    char prog[RUN_PATH_MAX + 64];
+    int fds[2] = {-1, -1}, errp[2] = {-1, -1};
     int rc = 0, e;
-    bool fa_init = false, attr_init = false;
+    pid_t parent = getpid();
 
     c->pid = -1;
     c->out_fd = -1;
@@ -33,56 +66,78 @@ int run_child_spawn(run_child *c, char *const argv[], char *const envp[], FILE *
     c->exit_status = 0;
     c->n = 0;
     c->last_output_s = clk_mono_s();
-    if (pipe(fds) < 0 || fcntl(fds[0], F_SETFD, FD_CLOEXEC) < 0 ||
-        fcntl(fds[1], F_SETFD, FD_CLOEXEC) < 0) {
+    if ((e = find_program(argv[0], prog, sizeof prog)) != 0)
+        return err_set(err, ZBSO_EIO, "cannot run the command '%s': %s%s", argv[0],
+                       strerror(e), e == ENOENT && strchr(argv[0], '/') == NULL
+                                        ? " (not found in PATH)" : "");
+    if (pipe2(fds, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
         rc = err_set(err, ZBSO_EIO, "cannot create a pipe for '%s': %s", argv[0],
                      strerror(errno));
         goto out;
     }
-    if ((e = posix_spawn_file_actions_init(&fa)) != 0)
-        goto spawn_failed;
-    fa_init = true;
-    if ((e = posix_spawnattr_init(&attr)) != 0)
-        goto spawn_failed;
-    attr_init = true;
-    sigemptyset(&none);
-    sigemptyset(&deflt);
-    sigaddset(&deflt, SIGTERM);
-    sigaddset(&deflt, SIGINT);
-    sigaddset(&deflt, SIGPIPE);
-    sigaddset(&deflt, SIGHUP);
-    /* The pipe ends are close-on-exec; dup2 gives the child clean copies of the write
-     * end as fds 1 and 2. */
-    if ((e = posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO)) != 0 ||
-        (e = posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO)) != 0 ||
-        (e = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                                 POSIX_SPAWN_SETSIGDEF)) != 0 ||
-        (e = posix_spawnattr_setpgroup(&attr, 0)) != 0 ||
-        (e = posix_spawnattr_setsigmask(&attr, &none)) != 0 ||
-        (e = posix_spawnattr_setsigdefault(&attr, &deflt)) != 0)
-        goto spawn_failed;
-    if ((e = posix_spawnp(&c->pid, argv[0], &fa, &attr, argv, envp)) != 0) {
+    /* fork, not posix_spawn: the child must ask for PR_SET_PDEATHSIG between the two.
+     * Only async-signal-safe calls follow in the child (zbso run has threads). */
+    c->pid = fork();
+    if (c->pid < 0) {
         c->pid = -1;
-        rc = err_set(err, ZBSO_EIO, "cannot run the command '%s': %s%s", argv[0],
-                     strerror(e),
-                     e == ENOENT && strchr(argv[0], '/') == NULL
-                         ? " (not found in PATH)" : "");
+        rc = err_set(err, ZBSO_EIO, "cannot start '%s': %s", argv[0], strerror(errno));
+        goto out;
+    }
+    if (c->pid == 0) {
+        sigset_t none;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        sigemptyset(&sa.sa_mask);
+        /* Its own process group: the terminal's Ctrl-C reaches zbso run alone, which
+         * passes it on once; and the whole group can be killed. SIGKILL when zbso run
+         * dies, however it dies (the guard kills the rest of the group, see power.h). */
+        if (setpgid(0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+            goto child_failed;
+        /* zbso run died before the prctl: nothing would kill this command later. */
+        if (getppid() != parent)
+            _exit(127);
+        for (size_t i = 0; i < sizeof deflt / sizeof deflt[0]; i++)
+            sigaction(deflt[i], &sa, NULL);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (dup2(fds[1], STDOUT_FILENO) < 0 || dup2(fds[1], STDERR_FILENO) < 0)
+            goto child_failed;
+        execve(prog, argv, envp);
+    child_failed:
+        e = errno;
+        if (write(errp[1], &e, sizeof e) < 0)
+            _exit(127);
+        _exit(127);
+    }
+    close(errp[1]);
+    errp[1] = -1;
+    /* The guard kills the group if zbso run dies; PR_SET_PDEATHSIG reaches only the
+     * command itself, not what it started. */
+    zbso_err gerr;
+    if (pw_guard_watch(c->guard, (long)c->pid, true, &gerr) < 0)
+        fprintf(stderr, "zbso run: %s: the command's process group would outlive zbso run\n",
+                gerr.msg);
+    /* The error pipe closes on exec (0 bytes) or carries the child's errno. */
+    ssize_t got;
+    while ((got = read(errp[0], &e, sizeof e)) < 0 && errno == EINTR)
+        ;
+    if (got == (ssize_t)sizeof e) {
+        pw_guard_watch(c->guard, (long)c->pid, false, NULL);
+        waitpid(c->pid, NULL, 0);
+        c->pid = -1;
+        rc = err_set(err, ZBSO_EIO, "cannot run the command '%s': %s", argv[0], strerror(e));
         goto out;
     }
     c->out_fd = fds[0];
     fds[0] = -1;
-    goto out;
-spawn_failed:
-    rc = err_set(err, ZBSO_EIO, "cannot prepare to run '%s': %s", argv[0], strerror(e));
 out:
-    if (fa_init)
-        posix_spawn_file_actions_destroy(&fa);
-    if (attr_init)
-        posix_spawnattr_destroy(&attr);
-    if (fds[0] >= 0)
-        close(fds[0]);
-    if (fds[1] >= 0)
-        close(fds[1]);
+    for (int i = 0; i < 2; i++) {
+        if (fds[i] >= 0)
+            close(fds[i]);
+        if (errp[i] >= 0)
+            close(errp[i]);
+    }
     return rc;
 }
 
@@ -189,6 +244,8 @@ static int reap(run_child *c, zbso_err *err)
 {
     int status = 0;
     kill(-c->pid, SIGKILL);
+    /* Before the reaping frees the pid, which could then name another group. */
+    pw_guard_watch(c->guard, (long)c->pid, false, NULL);
     while (!c->exited) {
         if (waitpid(c->pid, &status, 0) == c->pid) {
             c->exited = true;
@@ -223,13 +280,17 @@ int run_child_wait(run_child *c, zbso_err *err)
     return reap(c, err);
 }
 
-int run_child_stop(run_child *c, double grace_s, zbso_err *err)
+int run_child_stop(run_child *c, int sig, double grace_s, const volatile sig_atomic_t *signals,
+                   zbso_err *err)
 {
     int rc;
     if (!run_child_has_exited(c)) {
-        kill(-c->pid, SIGTERM);
+        sig_atomic_t seen = signals != NULL ? *signals : 0;
+        kill(-c->pid, sig);
         double deadline = clk_mono_s() + grace_s;
-        while (!run_child_has_exited(c) && clk_mono_s() < deadline) {
+        /* Another signal to zbso run meanwhile (a second Ctrl-C) cuts the grace short. */
+        while (!run_child_has_exited(c) && clk_mono_s() < deadline &&
+               (signals == NULL || *signals == seen)) {
             if (c->out_fd >= 0) {
                 if ((rc = run_child_read(c, 20, NULL, NULL, err)) < 0)
                     return rc;

@@ -22,11 +22,22 @@
 
 extern char **environ;
 
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t interrupted;    /* the first signal received, 0: none */
+static volatile sig_atomic_t n_signals;      /* signals received (a second cuts grace) */
 
 static void on_signal(int sig)
 {
-    interrupted = sig;
+    if (!interrupted)
+        interrupted = sig;
+    n_signals++;
+}
+
+/* What the command gets when zbso run was interrupted: a Ctrl-C (SIGINT) passed on as it
+ * is, once (the command has its own process group, so the terminal's reaches zbso run
+ * alone), else SIGTERM. */
+static int stop_signal(void)
+{
+    return interrupted == SIGINT ? SIGINT : SIGTERM;
 }
 
 typedef struct driver {
@@ -41,6 +52,7 @@ typedef struct driver {
     recur_policy policy;           /* retries and the cost bound (recur/recur.h) */
     uint64_t seed;
     run_child *child;
+    pw_guard *guard;               /* kills the command's group if zbso run dies */
     run_power *power;              /* --power-limit (power.c); NULL without it */
 } driver;
 
@@ -343,7 +355,7 @@ static int run_try(driver *d, int64_t rec, int64_t try_no, run_history_row *row,
         run_power_tick(d->power);
     }
     if (r < 0 || r == 3 || interrupted) {
-        run_child_stop(c, d->o->grace_s, NULL);
+        run_child_stop(c, stop_signal(), d->o->grace_s, &n_signals, NULL);
         if (r == 3) {
             *err = s->err;
             rc = s->rc;
@@ -356,7 +368,8 @@ static int run_try(driver *d, int64_t rec, int64_t try_no, run_history_row *row,
         }
         goto out;
     }
-    rc = r == 2 ? run_child_stop(c, d->o->grace_s, err) : run_child_wait(c, err);
+    rc = r == 2 ? run_child_stop(c, SIGTERM, d->o->grace_s, &n_signals, err)
+                : run_child_wait(c, err);
     if (rc < 0)
         goto out;
     run_child_describe(c->exit_status, desc, sizeof desc);
@@ -411,7 +424,7 @@ out:
                 rc = err_set(err, end_err.code, "%s", end_err.msg);
         }
         if (spawned && !c->exited)
-            run_child_stop(c, d->o->grace_s, NULL);
+            run_child_stop(c, stop_signal(), d->o->grace_s, &n_signals, NULL);
         run_power_try_end(d->power);
     }
     if (log != NULL)
@@ -511,6 +524,7 @@ int run_main(const run_options *o, zbso_err *err)
         goto out;
     }
     d->o = o;
+    d->child->guard = NULL;
     d->hist.csv = NULL;
     if ((rc = load_job_file(d, err)) < 0)
         goto out;
@@ -524,6 +538,11 @@ int run_main(const run_options *o, zbso_err *err)
     d->job = d->jf.spec;
     if ((rc = prepare(d, err)) < 0 || (rc = run_power_open(o, &d->job, &d->power, err)) < 0)
         goto out;
+    zbso_err gerr;
+    if (pw_guard_start(PW_OBSERVE, NULL, 0, NULL, &d->guard, &gerr) < 0)
+        fprintf(stderr, "zbso run: %s; a training command's children would outlive a "
+                "SIGKILL of zbso run\n", gerr.msg);
+    d->child->guard = d->guard;
     rc = o->server_url != NULL ? run_bso_http_open(o->server_url, &d->bso, err)
                                : run_bso_embedded_open(o->db, &d->bso, err);
     if (rc < 0)
@@ -540,6 +559,7 @@ int run_main(const run_options *o, zbso_err *err)
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     interrupted = 0;
+    n_signals = 0;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
@@ -554,6 +574,7 @@ out:
     if (d != NULL) {
         run_history_close(&d->hist);
         run_power_close(d->power);
+        pw_guard_stop(d->guard, true);
         run_bso_close(d->bso);
         run_meter_free(d->meter);
         if (d->has_re)

@@ -4,6 +4,7 @@
 #ifndef ZBSO_RUN_RUNINT_H
 #define ZBSO_RUN_RUNINT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <sys/types.h>
 
 #include "core/types.h"
+#include "power/power.h"
 #include "util/err.h"
 
 /* ---- the optimizer (bso_embedded.c, bso_http.c) -------------------------------------
@@ -110,6 +112,7 @@ void run_fmt_double(double v, char *out, size_t cap);
 typedef int (*run_line_fn)(void *ctx, const char *line, size_t len);
 
 typedef struct run_child {
+    pw_guard *guard;           /* kills the group if zbso run dies (NULL: none); caller's */
     pid_t pid;                 /* also its process group */
     int out_fd;                /* read end of the stdout+stderr pipe, -1 at EOF */
     FILE *log;                 /* every line is copied here */
@@ -121,7 +124,9 @@ typedef struct run_child {
 } run_child;
 
 /* Starts argv (PATH searched, no shell) in its own process group with envp, stdout and
- * stderr into one pipe, default signal dispositions and an empty signal mask. Returns 0,
+ * stderr into one pipe, default signal dispositions and an empty signal mask, to be killed
+ * by the kernel when this thread of zbso run ends (PR_SET_PDEATHSIG: call it from the
+ * main thread, which lives as long as the process). Returns 0,
  * or ZBSO_EIO naming the command and the reason (it does not exist, is not executable).
  * The caller owns c (large: allocate it) and must call run_child_stop or run_child_wait. */
 int run_child_spawn(run_child *c, char *const argv[], char *const envp[], FILE *log,
@@ -136,9 +141,12 @@ bool run_child_has_exited(run_child *c);
 /* Copies the remaining output to the log, waits for the command to exit, kills what is
  * left of its process group and reaps it. Returns 0 or ZBSO_EIO. */
 int run_child_wait(run_child *c, zbso_err *err);
-/* Stops the command: SIGTERM to its process group, SIGKILL after grace_s seconds if it is
- * still running; copies its output to the log meanwhile; reaps it. Returns 0 or ZBSO_EIO. */
-int run_child_stop(run_child *c, double grace_s, zbso_err *err);
+/* Stops the command: sig (SIGTERM; SIGINT passes a Ctrl-C on) to its process group, once,
+ * then SIGKILL after grace_s seconds if it is still running, or at once when *signals (a
+ * count of signals zbso run received; NULL: none) changes meanwhile; copies its output to
+ * the log meanwhile; reaps it. Returns 0 or ZBSO_EIO. */
+int run_child_stop(run_child *c, int sig, double grace_s, const volatile sig_atomic_t *signals,
+                   zbso_err *err);
 /* Describes a waitpid status ("exited with status 3", "killed by signal 9"). */
 void run_child_describe(int status, char *out, size_t cap);
 

@@ -49,7 +49,8 @@ static int system_entropy(void *ctx, uint32_t *words, size_t n)
 
 svc_env svc_env_system(double trial_timeout_s)
 {
-    svc_env env = {system_now, system_entropy, NULL, trial_timeout_s, NULL, ZBSO_POLICY_ZEUS};
+    svc_env env = {.now = system_now, .entropy = system_entropy,
+                   .trial_timeout_s = trial_timeout_s, .default_policy = ZBSO_POLICY_ZEUS};
     return env;
 }
 
@@ -665,6 +666,7 @@ int svc_next_batch_size(store *st, const svc_env *env, const char *job_id,
     if (rc == 0 && env->stats) {
         count(&env->stats->lease_expiries, (uint64_t)w.expired);
         count(&env->stats->finished[ZBSO_TRIAL_FAILED], (uint64_t)w.expired);
+        count(&env->stats->stopped[ZBSO_STOP_LEASE_EXPIRED], (uint64_t)w.expired);
         if (w.dispatched >= 0)
             count(&env->stats->dispatched[w.dispatched], 1);
     }
@@ -842,8 +844,14 @@ int svc_report(store *st, const svc_env *env, const zbso_training_result *result
         rc = store_exec(st, report_fn, &w, err);
     if (rc == 0 && w.ended && env->stats) {
         count(&env->stats->finished[w.ended->status], 1);
+        if ((unsigned)w.ended->stop_reason < ZBSO_STOP_REASONS)
+            count(&env->stats->stopped[w.ended->stop_reason], 1);
         count_double(&env->stats->energy_j, w.ended->energy);
         count_double(&env->stats->time_s, w.ended->time);
+        if (env->footprint && env->footprint->has_intensity)
+            count_double(&env->stats->co2e_g,
+                         opt_co2e_g(env->footprint, w.ended->energy, w.ended->start_time,
+                                    w.ended->end_time));
     }
     /* A report's point is buffered once its answer is decided for good (a repeated report
      * adds none): it rides with the next flush, not a unit of its own. */
@@ -938,6 +946,7 @@ static int end_fn(store_txn *t, void *arg, zbso_err *err)
     w->revision = job.revision;
     if (trial.status == ZBSO_TRIAL_DISPATCHED) {
         trial.status = ZBSO_TRIAL_FAILED;
+        trial.stop_reason = ZBSO_STOP_ENDED;
         trial.end_time = w->env->now(w->env->ctx);
         if ((rc = store_trial_update(t, w->id->job_id, &trial, err)) < 0)
             goto out;
@@ -961,8 +970,10 @@ int svc_end_trial(store *st, const svc_env *env, const zbso_trial_id *trial,
     if (rc < 0 || !w.dispatched)
         return put_revision(rc, w.revision, job_revision);
     rc = store_exec(st, end_fn, &w, err);
-    if (rc == 0 && w.failed && env->stats)
+    if (rc == 0 && w.failed && env->stats) {
         count(&env->stats->finished[ZBSO_TRIAL_FAILED], 1);
+        count(&env->stats->stopped[ZBSO_STOP_ENDED], 1);
+    }
     return put_revision(rc, w.revision, job_revision);
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/types.h"
+#include "core/value.h"
 #include "store/store.h"
 #include "util/err.h"
 
@@ -31,6 +32,10 @@ typedef struct svc_stats {
     atomic_uint_least64_t lease_expiries;   /* Dispatched trials Failed by the lease timeout */
     _Atomic double energy_j;                /* final energy of every Succeeded trial */
     _Atomic double time_s;                  /* final training time of every Succeeded trial */
+    /* Trials ended, by zbso_stop_reason (issue 25); [NONE] and [UNKNOWN] stay 0. */
+    atomic_uint_least64_t stopped[ZBSO_STOP_REASONS];
+    _Atomic double co2e_g;                  /* CO2e of every Succeeded trial's energy, with
+                                             * svc_env.footprint's intensity */
 } svc_stats;
 
 typedef struct svc_env {
@@ -47,6 +52,9 @@ typedef struct svc_env {
     /* The policy of a new job whose spec does not name one (has_policy false): `zbso
      * serve --policy`, ZBSO_POLICY. Zero (ZBSO_POLICY_ZEUS) unless set. */
     zbso_policy default_policy;
+    /* NULL, or the server's CO2e and price configuration (not owned): with an intensity,
+     * stats->co2e_g adds each Succeeded trial's CO2e over its interval. */
+    const opt_footprint *footprint;
 } svc_env;
 
 /* The real clock (CLOCK_REALTIME) and entropy (getrandom) for servers and tools. */

@@ -276,7 +276,8 @@ static int simulate_job(store *st, const sim_workload *w, const sim_options *o,
     buf_init(&j->rows, (size_t)SIM_MAX_RECURRENCES * RECUR_MAX_TRIES * sizeof(sim_row));
     j->st = st;
     j->ectx = (sim_env_ctx){1.7e9, seed};
-    j->env = (svc_env){env_now, env_entropy, &j->ectx, 0, &j->stats, ZBSO_POLICY_ZEUS};
+    j->env = (svc_env){.now = env_now, .entropy = env_entropy, .ctx = &j->ectx,
+                       .stats = &j->stats, .default_policy = ZBSO_POLICY_ZEUS};
     j->w = w;
     j->o = o;
     j->pol = pol;

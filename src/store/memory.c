@@ -631,6 +631,7 @@ static int m_trials_fail_stale(store_txn *t, const char *id, double cutoff, doub
             continue;
         tr.status = ZBSO_TRIAL_FAILED;
         tr.end_time = now;
+        tr.stop_reason = ZBSO_STOP_LEASE_EXPIRED;
         rc = trial_replace(st, j, i, &tr, err);
         if (rc < 0)
             goto out;
@@ -982,3 +983,31 @@ const store_backend store_memory_backend = {
     .exec_read = m_exec_read,
     .health = m_health,
 };
+
+/* ---- a unit of work over several calls (storeInt.h) ---- */
+
+int store_memory_begin(store *base, bool read_only, store_txn **out, zbso_err *err)
+{
+    mem_store *st = (mem_store *)base;
+    mem_txn *txn = calloc(1, sizeof *txn);
+    if (txn == NULL)
+        return err_set(err, ZBSO_ENOMEM, "out of memory beginning a unit on memory://");
+    txn->base.ops = &mem_ops;
+    txn->base.read_only = read_only;
+    txn->st = st;
+    pthread_mutex_lock(&st->mu);
+    *out = &txn->base;
+    return 0;
+}
+
+void store_memory_end(store_txn *t, bool commit)
+{
+    mem_txn *txn = (mem_txn *)t;
+    mem_store *st = txn->st;
+    if (commit)
+        undo_forget(st);
+    else
+        undo_all(st);
+    pthread_mutex_unlock(&st->mu);
+    free(txn);
+}

@@ -1,6 +1,6 @@
 /* myInt.h: private to the MySQL/MariaDB backend, shared by its two files and nothing
- * else: mysql_engine.c (connections and their pool, prepared statements on the binary
- * protocol, units of work, reruns, error translation) and mysql_ops.c (schema history,
+ * else: mysql_engine.c (the driver of netdb.c: connections, prepared statements on the
+ * binary protocol, error translation) and mysql_ops.c (schema history,
  * statements' SQL, values and rows, domain operations). Callers use store.h; this header
  * is the seam between the two halves, as pgInt.h is for PostgreSQL. */
 #ifndef ZBSO_STORE_MYINT_H
@@ -11,10 +11,10 @@
 #include <stdint.h>
 
 #include "store/myurl.h"
-#include "store/storeInt.h"
+#include "store/netdb.h"
 
 /* The newest schema version of mysql_ops.c's history. */
-#define MY_LATEST 3
+#define MY_LATEST 4
 /* Serializes schema changes between processes (replicas starting together on an empty
  * database create the schema once). A named lock belongs to the session, not to the
  * transaction: DDL commits implicitly on MySQL, and the lock outlives those commits.
@@ -22,7 +22,6 @@
  * the lock when the unit ends (my_txn.schema_locked). */
 #define MY_SCHEMA_LOCK_SQL "SELECT GET_LOCK('zbso_schema', 60);"
 #define MY_SCHEMA_UNLOCK_SQL "SELECT RELEASE_LOCK('zbso_schema');"
-#define MY_SHOWN_MAX 256          /* bytes of the masked URL kept for messages */
 
 /* Prepared statements: mysql_ops.c holds their SQL (my_stmts), a connection prepares
  * each on first use and keeps it. */
@@ -80,45 +79,25 @@ static inline const my_value *my_cell(const my_rows *r, size_t row, size_t col)
 
 /* A pooled connection with the statements prepared on it so far. */
 typedef struct my_conn {
+    netdb_conn base;
     MYSQL *db;
     MYSQL_STMT *stmts[MS_COUNT];
-    /* The COMMIT or ROLLBACK that ended the last unit is sent, its result not read yet:
-     * nobody waits on the end of a read unit or of a failed one. */
-    bool end_pending;
-    struct my_conn *next_free;
 } my_conn;
 
+/* The MySQL part of a netdb store. */
 typedef struct my_store {
-    store base;
+    netdb base;
     myurl url;
-    char shown[MY_SHOWN_MAX];    /* the URL with its password masked, for messages */
-    bool echo_sql;
-
-    pthread_mutex_t mu;          /* guards the four fields below */
-    pthread_cond_t cv;           /* a connection came back, or a slot opened */
-    my_conn *free_conns;
-    int n_open;                  /* open or being opened */
-    int n_free;
 } my_store;
 
-/* One unit of work in progress: its connection and what its statements met. */
-typedef struct my_txn {
-    store_txn base;
-    my_store *st;
-    my_conn *c;
-    bool aborted;                /* a statement failed: the unit cannot commit */
-    bool broken;                 /* the connection is lost */
-    bool retry;                  /* running the unit again may succeed */
-    bool rolled_back;            /* MySQL rolled the transaction back (deadlock) */
-    bool begun;                  /* the transaction has started on the server */
-    bool stale;                  /* the connection was found lost by the first statement,
-                                  * before anything of the unit ran on the server */
-    bool schema_locked;          /* holds MY_SCHEMA_LOCK_SQL's lock: released at the end */
-    zbso_err first;              /* the first failure, for a unit that carries on */
-    /* The last id that job_get found missing: an insert of it that meets a row means
-     * another transaction committed the job meanwhile, and a rerun will see it. */
-    char missing_job[ZBSO_ID_MAX + 1];
-} my_txn;
+/* One unit of work in progress: netdb's. */
+typedef netdb_txn my_txn;
+
+/* The libmariadb connection of t's unit. */
+static inline MYSQL *my_db(const my_txn *t)
+{
+    return ((const my_conn *)t->c)->db;
+}
 
 /* ---- mysql_ops.c ---- */
 
@@ -129,10 +108,7 @@ extern const char *const *const my_schema_steps[MY_LATEST];
 extern const store_txn_ops my_ops;
 
 /* What my_schema_unit is to do: store.c's plan (store.h, schema_run). */
-typedef struct my_schema_arg {
-    store_schema_plan_fn plan;
-    void *ctx;
-} my_schema_arg;
+typedef netdb_schema_arg my_schema_arg;
 
 /* Unit of work (arg: my_schema_arg): takes the schema lock (released by the engine when
  * the unit ends), reads the schema version and whether tables other than

@@ -1,34 +1,21 @@
-/* mysql_engine.c: the engine of the MySQL/MariaDB backend (docs/DESIGN.md) for shared,
- * multi-replica deployments, as pg_engine.c is for PostgreSQL: a bounded pool of
- * libmariadb connections, prepared statements on the binary protocol, and units of work
- * each run as one transaction on one pooled connection in the caller's thread. The SQL
- * and the domain operations are mysql_ops.c's. Together the two are the only files that
- * talk to libmariadb; its results and error numbers never leave them untranslated. Never
- * writes a password into a message or a log line.
+/* mysql_engine.c: the MySQL/MariaDB driver of netdb.c (docs/internals/STORE.md), as
+ * pg_engine.c is PostgreSQL's: libmariadb connections, prepared statements on the binary
+ * protocol, and error numbers translated into store codes. The pool, units of work and
+ * reruns are netdb.c's; the SQL and the domain operations are mysql_ops.c's. Together the
+ * two are the only files that talk to libmariadb; its results and error numbers never
+ * leave them untranslated. Never writes a password into a message or a log line.
  *
  * Design notes.
- * - Correctness across replicas rests on the database: job_get(for_update) is SELECT ...
- *   FOR UPDATE on InnoDB, so units on one job are serialized by the row lock whichever
- *   process runs them, and trial numbers come from the locked job row.
  * - Isolation: write units run in READ COMMITTED (the session's level), as on
  *   PostgreSQL: each statement sees what committed before it, and InnoDB takes no gap
  *   locks, so units on different jobs do not block each other through index gaps. Read
  *   units run in REPEATABLE READ with a consistent snapshot, READ ONLY: one snapshot
  *   for the whole unit.
  * - Round trips: autocommit is off, so a write unit's first statement starts its
- *   transaction (no BEGIN of its own); statements are prepared once per connection; only
- *   a write unit that succeeded waits for its COMMIT. Read units and failed units send
- *   their end and do not wait: the next user of the connection reads that result
- *   (conn_settle).
- * - Reruns: a deadlock (1213), a lock wait timeout (1205), or an insert that meets a job
- *   another transaction committed after this unit found it missing, run the unit again,
- *   MY_ATTEMPTS times at most. A pooled connection found lost by a unit's first statement
- *   (the server restarted) is replaced and the unit moved to the next one, so the first
- *   request after an outage succeeds.
+ *   transaction (no BEGIN of its own); statements are prepared once per connection.
+ * - Reruns (netdb.c) follow a deadlock (1213) or a lock wait timeout (1205).
  * - Durability: the server decides it (innodb_flush_log_at_trx_commit, sync_binlog);
- *   my_open reads both and warns when a commit would not be durable.
- * - Failures become store codes once, in my_txn_fail: a lost server is ZBSO_EUNAVAIL
- *   (503 with Retry-After), conflicts and missing parents domain codes. */
+ *   check_durability reads both and warns when a commit would not be durable. */
 #include <errmsg.h>
 #include <math.h>
 #include <mysqld_error.h>
@@ -39,8 +26,6 @@
 #include "store/myInt.h"
 #include "util/log.h"
 
-#define MY_POOL_MAX 16            /* connections per store; more callers wait for one */
-#define MY_ATTEMPTS 3             /* runs of a unit that meets a retryable conflict */
 #define MY_CONNECT_TIMEOUT_S 3u   /* unless the URL sets connect_timeout */
 /* A reply slower than this means a lost server: above innodb_lock_wait_timeout's
  * default (50 s), so that a lock wait ends as a 1205 (a rerun), not as a lost
@@ -48,9 +33,6 @@
 #define MY_READ_TIMEOUT_S 90u
 #define MY_WRITE_TIMEOUT_S 60u
 #define MY_SQL_MODE "STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION"
-
-/* The store whose unit of work this thread is running, to refuse a nested unit. */
-static _Thread_local const my_store *unit_store;
 
 /* ---- errors ---- */
 
@@ -115,52 +97,18 @@ int my_errno_code(unsigned e, const char **cause)
     return code;
 }
 
-/* msg as one line into out. */
-static void one_line(const char *m, char *out, size_t cap)
-{
-    if (m == NULL || m[0] == '\0')
-        m = "unknown error";
-    size_t n = 0;
-    for (; m[n] != '\0' && n + 1 < cap; n++)
-        out[n] = m[n] == '\n' || m[n] == '\r' ? ' ' : m[n];
-    while (n > 0 && out[n - 1] == ' ')
-        n--;
-    out[n] = '\0';
-}
-
 int my_txn_fail(my_txn *t, unsigned errnum, const char *sqlstate, const char *msg,
                 const char *what, const char *job_id, zbso_err *err)
 {
-    char line[384], why[160] = "";
-    const char *cause = NULL;
-    int code = my_errno_code(errnum, &cause);
-    one_line(msg, line, sizeof line);
-    if (errno_is_broken(errnum)) {
-        t->broken = true;
-        code = ZBSO_EUNAVAIL;
-    } else if (errno_is_retryable(errnum)) {
-        t->retry = true;
-    } else if (code == ZBSO_EINVAL) {
-        /* A value the column cannot take: the message leaves the id out, since the
-         * database's message may quote the value. */
-        job_id = NULL;
-    }
-    if (cause != NULL)
-        snprintf(why, sizeof why, "%s: ", cause);
-    zbso_err e;
-    if (job_id == NULL)
-        err_set(&e, code, "mysql: %s failed on %s: %s%s (error %u, SQLSTATE %s)", what,
-                t->st->shown, why, line, errnum, sqlstate != NULL ? sqlstate : "none");
-    else
-        err_set(&e, code, "mysql: %s for job \"%.300s\" failed: %s%s (error %u, SQLSTATE %s)",
-                what, job_id, why, line, errnum, sqlstate != NULL ? sqlstate : "none");
-    if (errnum != ER_DUP_ENTRY && !t->aborted) {
-        t->aborted = true;
-        t->first = e;
-    }
-    if (err != NULL)
-        *err = e;
-    return code;
+    char detail[48];
+    netdb_fault f = {0};
+    f.code = my_errno_code(errnum, &f.cause);
+    f.broken = errno_is_broken(errnum);
+    f.retry = errno_is_retryable(errnum);
+    f.statement_only = errnum == ER_DUP_ENTRY;
+    snprintf(detail, sizeof detail, "error %u, SQLSTATE %s", errnum,
+             sqlstate != NULL ? sqlstate : "none");
+    return netdb_txn_fail(t, &f, msg, detail, what, job_id, err);
 }
 
 /* Records the connection's last error (or the statement's, when s is not NULL). */
@@ -170,16 +118,8 @@ static int fail_conn(my_txn *t, MYSQL_STMT *s, const char *what, const char *job
     if (s != NULL)
         return my_txn_fail(t, mysql_stmt_errno(s), mysql_stmt_sqlstate(s), mysql_stmt_error(s),
                            what, job_id, err);
-    return my_txn_fail(t, mysql_errno(t->c->db), mysql_sqlstate(t->c->db), mysql_error(t->c->db),
+    return my_txn_fail(t, mysql_errno(my_db(t)), mysql_sqlstate(my_db(t)), mysql_error(my_db(t)),
                        what, job_id, err);
-}
-
-/* Returns t's first failure again, for a unit that carries on after it. */
-static int failed_before(my_txn *t, zbso_err *err)
-{
-    if (err != NULL)
-        *err = t->first;
-    return t->first.code;
 }
 
 /* ---- rows ---- */
@@ -357,7 +297,7 @@ static int txn_begin(my_txn *t, zbso_err *err)
     for (size_t i = 0; i < 2; i++) {
         if (t->st->echo_sql)
             log_info("sql: %s", begin[i]);
-        if (conn_query(t->c->db, begin[i], NULL) < 0) {
+        if (conn_query(my_db(t), begin[i], NULL) < 0) {
             int rc = fail_conn(t, NULL, "START TRANSACTION", NULL, err);
             t->stale = t->broken && i == 0;
             return rc;
@@ -366,20 +306,29 @@ static int txn_begin(my_txn *t, zbso_err *err)
     return 0;
 }
 
+/* What every statement does first: a unit that failed gets its first failure again;
+ * otherwise its transaction starts when it has not (*first: this is its first
+ * statement). Returns 0 or the failure. */
+static int statement_start(my_txn *t, bool *first, zbso_err *err)
+{
+    if (t->aborted)
+        return netdb_failed_before(t, err);
+    *first = !t->begun;
+    return txn_begin(t, err);
+}
+
 int my_run_simple(my_txn *t, const char *sql, my_rows **out, const char *what,
                   zbso_err *err)
 {
+    bool first;
     if (out != NULL)
         *out = NULL;
-    if (t->aborted)
-        return failed_before(t, err);
-    bool first = !t->begun;
-    int rc = txn_begin(t, err);
+    int rc = statement_start(t, &first, err);
     if (rc < 0)
         return rc;
     if (t->st->echo_sql)
         log_info("sql: %s", sql);
-    rc = conn_query(t->c->db, sql, out);
+    rc = conn_query(my_db(t), sql, out);
     if (rc == -2)
         return err_set(err, ZBSO_ENOMEM, "out of memory reading the answer of %s", what);
     if (rc < 0) {
@@ -583,7 +532,7 @@ out:
 static MYSQL_STMT *prepare(my_txn *t, const char *sql, bool first, const char *what,
                            const char *job_id, zbso_err *err)
 {
-    MYSQL_STMT *s = mysql_stmt_init(t->c->db);
+    MYSQL_STMT *s = mysql_stmt_init(my_db(t));
     my_bool update_max = 1;
     if (s == NULL) {
         err_set(err, ZBSO_ENOMEM, "out of memory preparing %s", what);
@@ -603,18 +552,17 @@ static MYSQL_STMT *prepare(my_txn *t, const char *sql, bool first, const char *w
 int my_run(my_txn *t, int id, const my_value *v, my_rows **out, const char *what,
            const char *job_id, zbso_err *err)
 {
+    bool first;
     *out = NULL;
-    if (t->aborted)
-        return failed_before(t, err);
-    bool first = !t->begun;
-    int rc = txn_begin(t, err);
+    int rc = statement_start(t, &first, err);
     if (rc < 0)
         return rc;
-    MYSQL_STMT *s = t->c->stmts[id];
+    MYSQL_STMT **slot = &((my_conn *)t->c)->stmts[id];
+    MYSQL_STMT *s = *slot;
     if (s == NULL) {
         if ((s = prepare(t, my_stmts[id].sql, first, what, job_id, err)) == NULL)
             return t->aborted ? t->first.code : ZBSO_ENOMEM;
-        t->c->stmts[id] = s;
+        *slot = s;
     }
     return exec_stmt(t, s, my_stmts[id].sql, v, my_stmts[id].n_params, first, out, what,
                      job_id, err);
@@ -623,11 +571,9 @@ int my_run(my_txn *t, int id, const my_value *v, my_rows **out, const char *what
 int my_run_sql(my_txn *t, const char *sql, const my_value *v, int n_params, my_rows **out,
                const char *what, const char *job_id, zbso_err *err)
 {
+    bool first;
     *out = NULL;
-    if (t->aborted)
-        return failed_before(t, err);
-    bool first = !t->begun;
-    int rc = txn_begin(t, err);
+    int rc = statement_start(t, &first, err);
     if (rc < 0)
         return rc;
     MYSQL_STMT *s = prepare(t, sql, first, what, job_id, err);
@@ -640,10 +586,13 @@ int my_run_sql(my_txn *t, const char *sql, const my_value *v, int n_params, my_r
 
 /* ---- connections ---- */
 
-static void conn_close(my_conn *c)
+static void conn_close(netdb_conn *nc)
 {
+    my_conn *c = (my_conn *)nc;
     if (c == NULL)
         return;
+    if (nc->end_pending)
+        mysql_read_query_result(c->db);
     for (int i = 0; i < MS_COUNT; i++)
         if (c->stmts[i] != NULL)
             mysql_stmt_close(c->stmts[i]);
@@ -696,8 +645,9 @@ static void conn_options(my_store *st, MYSQL *db)
 /* Opens a connection: autocommit off, READ COMMITTED, strict SQL mode. Returns 0 with
  * *out (freed by conn_close), or ZBSO_EUNAVAIL with err naming the masked URL and
  * libmariadb's reason (which never holds the password). */
-static int conn_open(my_store *st, my_conn **out, zbso_err *err)
+static int conn_open(netdb *nst, netdb_conn **out, zbso_err *err)
 {
+    my_store *st = (my_store *)nst;
     char msg[384];
     static const char *const setup[] = {
         "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
@@ -706,7 +656,7 @@ static int conn_open(my_store *st, my_conn **out, zbso_err *err)
     my_conn *c = calloc(1, sizeof *c);
     if (c == NULL || (c->db = mysql_init(NULL)) == NULL) {
         free(c);
-        return err_set(err, ZBSO_ENOMEM, "out of memory connecting to %s", st->shown);
+        return err_set(err, ZBSO_ENOMEM, "out of memory connecting to %s", nst->shown);
     }
     conn_options(st, c->db);
     const myurl *u = &st->url;
@@ -716,24 +666,24 @@ static int conn_open(my_store *st, my_conn **out, zbso_err *err)
     /* ssl-mode=REQUIRED and above: libmariadb 3.3 connects in plain text to a server
      * without TLS despite MYSQL_OPT_SSL_ENFORCE, so the cipher in use is checked here. */
     if (u->ssl_mode >= MYURL_SSL_REQUIRED && mysql_get_ssl_cipher(c->db) == NULL) {
-        conn_close(c);
+        conn_close(&c->base);
         return err_set(err, ZBSO_EUNAVAIL, "cannot connect to MySQL at %s: ssl-mode=%s, but"
                        " the connection is not encrypted (the server offers no TLS)",
-                       st->shown, myurl_ssl_name(u->ssl_mode));
+                       nst->shown, myurl_ssl_name(u->ssl_mode));
     }
     if (mysql_autocommit(c->db, 0) != 0)
         goto fail;
     for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++)
         if (conn_query(c->db, setup[i], NULL) != 0)
             goto fail;
-    *out = c;
+    *out = &c->base;
     return 0;
 fail:
-    one_line(mysql_error(c->db), msg, sizeof msg);
+    netdb_one_line(mysql_error(c->db), msg, sizeof msg);
     unsigned e = mysql_errno(c->db);
-    conn_close(c);
+    conn_close(&c->base);
     /* ZBSO_EUNAVAIL whatever the cause (wrong credentials too), as on PostgreSQL. */
-    return err_set(err, ZBSO_EUNAVAIL, "cannot connect to MySQL at %s: %s (error %u)", st->shown,
+    return err_set(err, ZBSO_EUNAVAIL, "cannot connect to MySQL at %s: %s (error %u)", nst->shown,
                    msg, e);
 }
 
@@ -741,14 +691,15 @@ fail:
  * when a commit would not be durable: innodb_flush_log_at_trx_commit other than 1, or a
  * binary log (log_bin on) with sync_binlog other than 1. Only the server's owner can
  * change them. Returns 0 or ZBSO_EUNAVAIL. */
-static int check_durability(my_store *st, my_conn *c, zbso_err *err)
+static int check_durability(netdb *st, netdb_conn *nc, zbso_err *err)
 {
+    my_conn *c = (my_conn *)nc;
     char msg[384];
     my_rows *r = NULL;
     int rc = 0;
     if (conn_query(c->db, "SELECT @@innodb_flush_log_at_trx_commit, @@sync_binlog,"
                           " @@log_bin, VERSION()", &r) != 0 || r == NULL || r->n_rows != 1) {
-        one_line(mysql_error(c->db), msg, sizeof msg);
+        netdb_one_line(mysql_error(c->db), msg, sizeof msg);
         rc = err_set(err, ZBSO_EUNAVAIL, "cannot read the settings of %s: %s", st->shown, msg);
         goto out;
     }
@@ -766,7 +717,7 @@ static int check_durability(my_store *st, my_conn *c, zbso_err *err)
                  " log entry may be lost in a crash", st->shown, (long long)sync_binlog);
     /* The write unit just run (this SELECT, autocommit off) ends here. */
     if (mysql_commit(c->db) != 0) {
-        one_line(mysql_error(c->db), msg, sizeof msg);
+        netdb_one_line(mysql_error(c->db), msg, sizeof msg);
         rc = err_set(err, ZBSO_EUNAVAIL, "cannot read the settings of %s: %s", st->shown, msg);
     }
 out:
@@ -783,205 +734,62 @@ static bool conn_in_trans(my_conn *c)
     return (status & SERVER_STATUS_IN_TRANS) != 0;
 }
 
-/* Reads the result of the COMMIT or ROLLBACK that txn_end sent without waiting. Returns
+/* Reads the result of the COMMIT or ROLLBACK that end sent without waiting. Returns
  * false when the connection turned out lost or out of step. */
-static bool conn_settle(my_conn *c)
+static bool conn_settle(netdb_conn *nc)
 {
+    my_conn *c = (my_conn *)nc;
     bool ok = mysql_read_query_result(c->db) == 0;
-    c->end_pending = false;
     return ok && !conn_in_trans(c);
 }
 
-/* Takes a connection from the pool, opening one while fewer than MY_POOL_MAX exist, else
- * waiting for one to come back; a pooled one whose last unit's end failed is closed and
- * the next one taken. Returns 0 with *out, or conn_open's failure. */
-static int pool_get(my_store *st, my_conn **out, zbso_err *err)
+static bool conn_reusable(netdb_conn *nc)
 {
-    int rc;
-    for (;;) {
-        pthread_mutex_lock(&st->mu);
-        while (st->free_conns == NULL && st->n_open == MY_POOL_MAX)
-            pthread_cond_wait(&st->cv, &st->mu);
-        my_conn *c = st->free_conns;
-        if (c == NULL)
-            break;
-        st->free_conns = c->next_free;
-        st->n_free--;
-        pthread_mutex_unlock(&st->mu);
-        if (!c->end_pending || conn_settle(c)) {
-            *out = c;
-            return 0;
-        }
-        conn_close(c);
-        pthread_mutex_lock(&st->mu);
-        st->n_open--;
-        pthread_cond_signal(&st->cv);
-        pthread_mutex_unlock(&st->mu);
-    }
-    /* Count the new connection now, so that connecting needs no lock held. */
-    st->n_open++;
-    pthread_mutex_unlock(&st->mu);
-    rc = conn_open(st, out, err);
-    if (rc < 0) {
-        pthread_mutex_lock(&st->mu);
-        st->n_open--;
-        pthread_cond_signal(&st->cv);
-        pthread_mutex_unlock(&st->mu);
-    }
-    return rc;
+    return nc->end_pending || !conn_in_trans((my_conn *)nc);
 }
 
-/* Gives c back to the pool, or closes it when it is broken (lost, or inside a
- * transaction it could not end), so that a later unit connects afresh. */
-static void pool_put(my_store *st, my_conn *c, bool broken)
-{
-    if (broken || (!c->end_pending && conn_in_trans(c))) {
-        conn_close(c);
-        c = NULL;
-    }
-    pthread_mutex_lock(&st->mu);
-    if (c == NULL) {
-        st->n_open--;
-    } else {
-        c->next_free = st->free_conns;
-        st->free_conns = c;
-        st->n_free++;
-    }
-    pthread_cond_signal(&st->cv);
-    pthread_mutex_unlock(&st->mu);
-}
-
-/* ---- units of work ---- */
-
-/* Sends sql (COMMIT or ROLLBACK) to end t's transaction without waiting for its result,
- * which pool_get reads before the connection's next use. */
-static void txn_end_async(my_store *st, my_txn *t, const char *sql)
-{
-    if (st->echo_sql)
-        log_info("sql: %s", sql);
-    if (mysql_send_query(t->c->db, sql, (unsigned long)strlen(sql)) == 0)
-        t->c->end_pending = true;
-    else
-        t->broken = true;
-}
+/* ---- ends of units ---- */
 
 /* Releases the schema lock of t's session, after its transaction ended. A lost
  * connection released it with the session. */
-static void release_schema_lock(my_store *st, my_txn *t)
+static void release_schema_lock(my_txn *t)
 {
-    if (st->echo_sql)
+    if (t->st->echo_sql)
         log_info("sql: %s", MY_SCHEMA_UNLOCK_SQL);
-    if (conn_query(t->c->db, MY_SCHEMA_UNLOCK_SQL, NULL) != 0 || mysql_commit(t->c->db) != 0)
+    if (conn_query(my_db(t), MY_SCHEMA_UNLOCK_SQL, NULL) != 0 || mysql_commit(my_db(t)) != 0)
         t->broken = true;
 }
 
-/* Ends t's transaction and returns the connection to the pool: a write unit that
- * succeeded with COMMIT, waiting for it (the answer rests on it); a read unit with COMMIT
- * and a failed unit with ROLLBACK, without waiting (nothing rests on those). Returns 0,
- * or the commit's translated failure (ZBSO_EUNAVAIL when the connection was lost during
- * the commit: its outcome is then unknown, which the message says). */
-static int txn_end(my_store *st, my_txn *t, bool commit, zbso_err *err)
+/* COMMIT, waited for; then the schema lock goes, when the unit took it. */
+static int txn_commit(my_txn *t, zbso_err *err)
 {
     int rc = 0;
-    if (!t->begun || t->broken) {
-        /* Nothing was sent, or nothing more can be: no transaction to end here. */
-    } else if (commit && !t->base.read_only) {
-        if (st->echo_sql)
-            log_info("sql: COMMIT");
-        if (mysql_commit(t->c->db) != 0) {
-            rc = fail_conn(t, NULL, "COMMIT", NULL, err);
-            if (t->broken)
-                rc = err_set(err, ZBSO_EUNAVAIL, "%s; the connection was lost during the"
-                             " commit, whose outcome is unknown", t->first.msg);
-        }
-    } else if (t->schema_locked) {
-        /* The lock is released right after, on this connection: wait for the end. */
-        if (mysql_rollback(t->c->db) != 0)
-            t->broken = true;
-    } else {
-        txn_end_async(st, t, commit ? "COMMIT" : "ROLLBACK");
-    }
+    if (mysql_commit(my_db(t)) != 0)
+        rc = fail_conn(t, NULL, "COMMIT", NULL, err);
     if (t->schema_locked && !t->broken)
-        release_schema_lock(st, t);
-    pool_put(st, t->c, t->broken);
-    t->c = NULL;
+        release_schema_lock(t);
     return rc;
 }
 
-/* Runs fn as one transaction on a pooled connection, in the calling thread. fn's failure
- * rolls everything back. A unit that meets a deadlock, a lock wait timeout or a job
- * another transaction inserted meanwhile runs again, MY_ATTEMPTS times at most. A unit
- * whose first statement finds its pooled connection lost (the server restarted since it
- * was last used) runs again on the next connection, a fresh one at the latest, so that
- * the first unit after an outage already succeeds. Returns fn's code, a translated
- * database error (ZBSO_EUNAVAIL when the server is unreachable or the conflict
- * persists), or ZBSO_EINTERNAL inside a unit of work of st. */
-static int my_run_unit(my_store *st, bool read_only, store_work_fn fn, void *arg,
-                       zbso_err *err)
+/* COMMIT or ROLLBACK sent without waiting for its result, which settle reads; a unit
+ * holding the schema lock waits, since the lock is released right after on this
+ * connection. */
+static void txn_end(my_txn *t, bool commit)
 {
-    zbso_err own;
-    int rc = 0;
-    if (err == NULL)
-        err = &own;
-    if (unit_store == st)
-        return err_set(err, ZBSO_EINTERNAL, "store_exec%s called inside a unit of work on %s",
-                       read_only ? "_read" : "", st->shown);
-    for (int attempt = 1, stale_runs = 0;; attempt++) {
-        my_txn t;
-        memset(&t, 0, sizeof t);
-        t.base.ops = &my_ops;
-        t.base.read_only = read_only;
-        t.st = st;
-        err_clear(err);
-        if ((rc = pool_get(st, &t.c, err)) < 0)
-            return rc;
-        unit_store = st;
-        rc = fn(&t.base, arg, err);
-        unit_store = NULL;
-        if (t.broken) {
-            /* Whatever fn made of it, the unit did not happen. */
-            *err = t.first;
-            rc = t.first.code;
-        } else if (rc == 0 && t.aborted) {
-            /* fn carried on past a failed statement: the unit is rolled back. */
-            rc = err_set(err, t.first.code, "%s (the unit went on after it and was rolled"
-                         " back)", t.first.msg);
-        }
-        int end_rc = txn_end(st, &t, rc == 0, err);
-        if (rc == 0)
-            rc = end_rc;
-        if (t.stale && stale_runs++ < MY_POOL_MAX) {
-            attempt--;
-            continue;
-        }
-        if (rc == 0 || !t.retry || attempt == MY_ATTEMPTS)
-            return rc;
-        atomic_fetch_add_explicit(&st->base.reruns, 1, memory_order_relaxed);
-        log_debug("mysql: running a unit of work again (attempt %d): %s", attempt + 1,
-                  err->msg);
+    const char *sql = commit ? "COMMIT" : "ROLLBACK";
+    if (t->schema_locked) {
+        if (mysql_rollback(my_db(t)) != 0)
+            t->broken = true;
+        else
+            release_schema_lock(t);
+    } else if (mysql_send_query(my_db(t), sql, (unsigned long)strlen(sql)) == 0) {
+        t->c->end_pending = true;
+    } else {
+        t->broken = true;
     }
 }
 
-static int my_exec(store *base, store_work_fn fn, void *arg, zbso_err *err)
-{
-    return my_run_unit((my_store *)base, false, fn, arg, err);
-}
-
-static int my_exec_read(store *base, store_work_fn fn, void *arg, zbso_err *err)
-{
-    return my_run_unit((my_store *)base, true, fn, arg, err);
-}
-
-/* The schema runs as one unit of work (mysql_ops.c has the SQL). */
-static int my_schema_run(store *base, store_schema_plan_fn plan, void *ctx, zbso_err *err)
-{
-    my_schema_arg a = {plan, ctx};
-    return my_exec(base, my_schema_unit, &a, err);
-}
-
-/* ---- open and close ---- */
-
-static void my_close(store *base);
+/* ---- open ---- */
 
 /* libmariadb's process-wide set-up, once, before any thread connects. */
 static pthread_once_t library_once = PTHREAD_ONCE_INIT;
@@ -990,79 +798,44 @@ static void library_init(void)
     mysql_library_init(0, NULL, NULL);
 }
 
-/* Opens mysql://... (and the other spellings myurl.h lists): parses the URL (opt->db_user
- * and db_password fill what it lacks) and connects once to check the server's durability
- * settings; store.c then checks the schema. Returns 0 with *out set, or ZBSO_EINVAL (bad
- * URL), ZBSO_EUNAVAIL (cannot connect) or ZBSO_ESTORE, err naming the URL with its
+/* Parses mysql://... (and the other spellings myurl.h lists; opt->db_user and
+ * db_password fill what it lacks). Returns 0, or ZBSO_EINVAL naming the URL with its
  * password masked. */
-static int my_open(const char *url, const store_options *opt, store **out, zbso_err *err)
+static int my_init(netdb *nst, const char *url, const store_options *opt, zbso_err *err)
 {
-    int rc = 0;
-    my_conn *c = NULL;
-    *out = NULL;
+    my_store *st = (my_store *)nst;
     pthread_once(&library_once, library_init);
-    my_store *st = calloc(1, sizeof *st);
-    if (st == NULL)
-        return err_set(err, ZBSO_ENOMEM, "out of memory opening a MySQL store");
-    st->base.backend = &store_mysql_backend;
-    st->base.shown = st->shown;
-    pthread_mutex_init(&st->mu, NULL);
-    pthread_cond_init(&st->cv, NULL);
-    st->echo_sql = opt->echo_sql;
-    if ((rc = myurl_parse(url, opt->db_user, opt->db_password, &st->url, err)) < 0)
-        goto out;
-    snprintf(st->shown, sizeof st->shown, "%.*s", MY_SHOWN_MAX - 1, st->url.masked);
-    if ((rc = pool_get(st, &c, err)) < 0)
-        goto out;
-    rc = check_durability(st, c, err);
-    pool_put(st, c, rc < 0);
-    if (rc < 0)
-        goto out;
-    *out = &st->base;
-    st = NULL;
-out:
-    if (st != NULL)
-        my_close(&st->base);
+    int rc = myurl_parse(url, opt->db_user, opt->db_password, &st->url, err);
+    if (rc == 0)
+        snprintf(nst->shown, sizeof nst->shown, "%.*s", NETDB_SHOWN_MAX - 1, st->url.masked);
     return rc;
 }
 
-/* Waits for every connection to come back, then closes them all. */
-static void my_close(store *base)
+static const netdb_driver my_driver;
+
+/* Opens mysql://...: netdb_open with this driver; store.c then checks the schema. */
+static int my_open(const char *url, const store_options *opt, store **out, zbso_err *err)
 {
-    my_store *st = (my_store *)base;
-    if (st == NULL)
-        return;
-    pthread_mutex_lock(&st->mu);
-    while (st->n_free < st->n_open)
-        pthread_cond_wait(&st->cv, &st->mu);
-    pthread_mutex_unlock(&st->mu);
-    while (st->free_conns != NULL) {
-        my_conn *c = st->free_conns;
-        st->free_conns = c->next_free;
-        if (c->end_pending)
-            conn_settle(c);
-        conn_close(c);
-    }
-    pthread_cond_destroy(&st->cv);
-    pthread_mutex_destroy(&st->mu);
-    free(st);
+    return netdb_open(&my_driver, url, opt, out, err);
 }
 
-/* One round trip or two: the write probe as a unit of work. */
-static int my_health(store *base, zbso_err *err)
-{
-    return my_exec(base, my_write_probe_unit, NULL, err);
-}
+const store_backend store_mysql_backend =
+    NETDB_BACKEND("mysql", my_open, MY_LATEST, my_schema_steps, MY_SCHEMA_LOCK_SQL);
 
-const store_backend store_mysql_backend = {
+static const netdb_driver my_driver = {
+    .version = NETDB_DRIVER_VERSION,
     .name = "mysql",
-    .open = my_open,
-    .close = my_close,
-    .exec = my_exec,
-    .latest_schema_version = MY_LATEST,
-    .schema_steps = my_schema_steps,
-    .schema_lock_sql = MY_SCHEMA_LOCK_SQL,
-    .schema_run = my_schema_run,
-    .exec_read = my_exec_read,
-    .health = my_health,
+    .backend = &store_mysql_backend,
+    .store_size = sizeof(my_store),
+    .ops = &my_ops,
+    .init = my_init,
+    .connect = conn_open,
+    .disconnect = conn_close,
+    .check = check_durability,
+    .settle = conn_settle,
+    .reusable = conn_reusable,
+    .commit = txn_commit,
+    .end = txn_end,
+    .schema_unit = my_schema_unit,
+    .write_probe_unit = my_write_probe_unit,
 };

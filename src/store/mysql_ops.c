@@ -154,8 +154,29 @@ static const char *const schema_policy[] = {
     NULL,
 };
 
+/* The stop-reason step (issue 25): why each trial ended (zbso_stop_reason: 1 target_reached,
+ * 2 cost_bound, 3 max_epochs, 4 ended, 5 lease_expired); 0 while it runs and for every
+ * trial of an older version, whose reason opt_trial_stop_reason derives where it can.
+ * MySQL has no ADD COLUMN IF NOT EXISTS (MariaDB has): the column is added only when
+ * information_schema lacks it, so the step runs again as it is after a crash between
+ * its statements (DDL commits on its own). */
+#define V_STOP 4
+_Static_assert(V_STOP == V_POLICY + 1, "the stop-reason step follows the policy step");
+static const char *const schema_stop[] = {
+    "SET @zbso_ddl = IF((SELECT COUNT(*) FROM information_schema.columns"
+    " WHERE table_schema = DATABASE() AND table_name = 'trials'"
+    " AND column_name = 'stop_reason') = 0,"
+    " 'ALTER TABLE trials ADD COLUMN stop_reason INT NOT NULL DEFAULT 0', 'DO 0');",
+    "PREPARE zbso_ddl FROM @zbso_ddl;",
+    "EXECUTE zbso_ddl;",
+    "DEALLOCATE PREPARE zbso_ddl;",
+    "UPDATE zbso_schema SET version = " V_TEXT(V_STOP) ";",
+    NULL,
+};
+
 const char *const *const my_schema_steps[MY_LATEST] = {schema_v1, schema_v2,
-                                                        [V_POLICY - 1] = schema_policy};
+                                                        [V_POLICY - 1] = schema_policy,
+                                                        [V_STOP - 1] = schema_stop};
 
 /* The tables of the newest schema: any other table makes a database foreign. */
 #define MY_TABLES "'zbso_schema', 'jobs', 'trials', 'arms', 'reports', 'power_profiles'"
@@ -173,8 +194,8 @@ const char *const *const my_schema_steps[MY_LATEST] = {schema_v1, schema_v2,
 #define Q30 Q10 ", " Q10 ", " Q10
 #define TRIAL_COLS                                                                        \
     "trial_number, batch_size, type, status, start_time, end_time, lease_renewed_at, "     \
-    "time, energy, metric, epochs, converged"
-#define N_TRIAL_COLS 12
+    "time, energy, metric, epochs, converged, stop_reason"
+#define N_TRIAL_COLS 13
 
 /* Trials filters: job, type mask, status mask, trials above the cursor, [batch size].
  * With last_n the inner query keeps the newest rows (LIMIT last_n) and the outer one puts
@@ -203,7 +224,7 @@ const my_stmt_sql my_stmts[MS_COUNT] = {
     [MS_JOB_DELETE] = {"DELETE FROM jobs WHERE job_id = ?", 1},
     [MS_JOB_IDS] = {"SELECT job_id FROM jobs ORDER BY job_id", 0},
     [MS_TRIAL_INSERT] = {"INSERT INTO trials (job_id, " TRIAL_COLS ", request_key) VALUES"
-                         " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", 2 + N_TRIAL_COLS},
+                         " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", 2 + N_TRIAL_COLS},
     [MS_TRIAL_GET] = {"SELECT " TRIAL_COLS " FROM trials WHERE job_id = ? AND trial_number = ?",
                       2},
     [MS_TRIAL_BY_KEY] = {"SELECT " TRIAL_COLS " FROM trials WHERE job_id = ?"
@@ -212,13 +233,15 @@ const my_stmt_sql my_stmts[MS_COUNT] = {
                         " AND request_key = ?", 2},
     [MS_TRIAL_UPDATE] = {"UPDATE trials SET batch_size = ?, type = ?, status = ?,"
                          " start_time = ?, end_time = ?, lease_renewed_at = ?, time = ?,"
-                         " energy = ?, metric = ?, epochs = ?, converged = ?"
-                         " WHERE job_id = ? AND trial_number = ?", 1 + N_TRIAL_COLS},
+                         " energy = ?, metric = ?, epochs = ?, converged = ?,"
+                         " stop_reason = ? WHERE job_id = ? AND trial_number = ?",
+                         1 + N_TRIAL_COLS},
     [MS_TRIALS_LIST] = {TRIALS_LIST_SQL(""), 6},
     [MS_TRIALS_LIST_BS] = {TRIALS_LIST_SQL(" AND batch_size = ?"), 7},
     [MS_TRIALS_PAGE] = {TRIALS_PAGE_SQL(""), 5},
     [MS_TRIALS_PAGE_BS] = {TRIALS_PAGE_SQL(" AND batch_size = ?"), 6},
-    [MS_TRIALS_FAIL_STALE] = {"UPDATE trials SET status = 2, end_time = ? WHERE job_id = ?"
+    [MS_TRIALS_FAIL_STALE] = {"UPDATE trials SET status = 2, end_time = ?, stop_reason = 5"
+                              " WHERE job_id = ?"
                               " AND status = 0 AND lease_renewed_at < ?", 3},
     [MS_ARMS_GET] = {"SELECT batch_size, param_mean, param_precision, num_observations"
                      " FROM arms WHERE job_id = ? ORDER BY batch_size", 1},
@@ -527,7 +550,7 @@ static int q_job_ids(store_txn *tb, int (*fn)(void *ctx, const char *job_id), vo
 
 /* ---- trials ---- */
 
-/* Fills v[0..11] with the trial's columns in TRIAL_COLS order. */
+/* Fills v[0..12] with the trial's columns in TRIAL_COLS order. */
 static void trial_values(my_value *v, const zbso_trial *tr)
 {
     v[0] = my_i64(tr->trial_number);
@@ -542,6 +565,7 @@ static void trial_values(my_value *v, const zbso_trial *tr)
     v[9] = v_f64(tr->metric);
     v[10] = my_i64(tr->epochs);
     v[11] = v_bool(tr->converged);
+    v[12] = my_i64((int64_t)tr->stop_reason);
 }
 
 static void r_trial(const my_rows *r, size_t row, zbso_trial *tr)
@@ -558,6 +582,7 @@ static void r_trial(const my_rows *r, size_t row, zbso_trial *tr)
     tr->metric = c_f64(r, row, 9);
     tr->epochs = c_i64(r, row, 10);
     tr->converged = c_i64(r, row, 11) != 0;
+    tr->stop_reason = zbso_stop_reason_of_code(c_i64(r, row, 12));
 }
 
 /* ZBSO_ECONFLICT when the trial number is taken, ZBSO_ENOTFOUND without the job. A key
@@ -634,7 +659,7 @@ static int q_trial_update(store_txn *tb, const char *id, const zbso_trial *trial
     my_value v[1 + N_TRIAL_COLS], all[N_TRIAL_COLS];
     my_rows *r = NULL;
     trial_values(all, trial);
-    /* SET batch_size .. converged, then WHERE job_id, trial_number. */
+    /* SET batch_size .. stop_reason, then WHERE job_id, trial_number. */
     memcpy(v, all + 1, (N_TRIAL_COLS - 1) * sizeof v[0]);
     v[N_TRIAL_COLS - 1] = my_text(id);
     v[N_TRIAL_COLS] = all[0];

@@ -7,10 +7,11 @@
 
 #include <stddef.h>
 
+#include "store/dburl.h"
 #include "util/err.h"
 
-#define MYURL_URL_MAX 2048     /* bytes of a URL, without the NUL */
-#define MYURL_CRED_MAX 1024    /* bytes of a user or password given apart from the URL */
+#define MYURL_URL_MAX DBURL_URL_MAX     /* bytes of a URL, without the NUL */
+#define MYURL_CRED_MAX DBURL_CRED_MAX   /* bytes of a user or password given apart */
 #define MYURL_TEXT_MAX (MYURL_URL_MAX + 2 * (MYURL_CRED_MAX + 1) + 16)
 
 /* ssl-mode, as the mysql command-line client spells it (case-insensitive in a URL). */
@@ -39,9 +40,9 @@ typedef struct myurl {
     const char *ssl_cert;      /* ?ssl_cert= */
     const char *ssl_key;       /* ?ssl_key= */
     unsigned connect_timeout;  /* ?connect_timeout= seconds, 1..3600; 0: none given */
-    char masked[MYURL_URL_MAX + 1];   /* the URL as pgurl_mask writes it (one rule) */
+    char masked[MYURL_URL_MAX + 1];   /* the URL as dburl_mask writes it (one rule) */
     char text[MYURL_TEXT_MAX];        /* storage of the strings */
-    size_t text_len;
+    size_t text_len;                  /* bytes of text in use */
 } myurl;
 
 /* Parses SCHEME://[user[:password]@][host][:port]/database[?key=value&...] for the

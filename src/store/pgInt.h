@@ -1,6 +1,6 @@
 /* pgInt.h: private to the PostgreSQL backend, shared by its two files and nothing else:
- * pg_engine.c (connections and their pool, statements on the wire, units of work,
- * reruns, error translation) and pg_ops.c (schema history, statements' SQL, values and
+ * pg_engine.c (the driver of netdb.c: connections, statements on the wire, error
+ * translation) and pg_ops.c (schema history, statements' SQL, values and
  * rows, domain operations). Callers use store.h; this header is the seam between the
  * two halves. */
 #ifndef ZBSO_STORE_PGINT_H
@@ -10,14 +10,13 @@
 #include <pthread.h>
 
 #include "store/pgurl.h"
-#include "store/storeInt.h"
+#include "store/netdb.h"
 
 /* The newest schema version of pg_ops.c's history. */
-#define PG_LATEST 6
+#define PG_LATEST 7
 /* Serializes schema changes (the key is "zbso" in ASCII), so that replicas starting
  * together on an empty database create the schema once. */
 #define PG_SCHEMA_LOCK_SQL "SELECT pg_advisory_xact_lock(2053272431);"
-#define PG_SHOWN_MAX 256          /* bytes of the masked URL kept for messages */
 
 /* Prepared statements: pg_ops.c holds their SQL (pg_stmts), a connection prepares each
  * on first use. */
@@ -32,49 +31,30 @@ enum {
 
 /* A pooled connection with the statements prepared on it so far. */
 typedef struct pg_conn {
+    netdb_conn base;
     PGconn *db;
     bool prepared[S_COUNT];
-    /* The COMMIT or ROLLBACK that ended the last unit is sent, its result not read yet:
-     * nobody waits on the end of a read unit or of a failed one. */
-    bool end_pending;
-    struct pg_conn *next_free;
 } pg_conn;
 
+/* The PostgreSQL part of a netdb store. */
 typedef struct pg_store {
-    store base;
+    netdb base;
     pgurl url;                   /* the parsed URL; conn_keys/conn_values point into it */
     const char *conn_keys[PGURL_PARAMS_MAX + 7];   /* the URL's, the defaults, NULL */
     const char *conn_values[PGURL_PARAMS_MAX + 7];
-    char shown[PG_SHOWN_MAX];    /* the URL with its password masked, for messages */
-    bool echo_sql;
     /* The database's synchronous_commit is off: each connection sets it on, since an
-     * answer may only rest on a durable commit (SPEC §3.7). Set once by pg_open. */
+     * answer may only rest on a durable commit (SPEC §3.7). Set once by check. */
     bool force_sync_commit;
-
-    pthread_mutex_t mu;          /* guards the four fields below */
-    pthread_cond_t cv;           /* a connection came back, or a slot opened */
-    pg_conn *free_conns;
-    int n_open;                  /* open or being opened */
-    int n_free;
 } pg_store;
 
-/* One unit of work in progress: its connection and what its statements met. */
-typedef struct pg_txn {
-    store_txn base;
-    pg_store *st;
-    pg_conn *c;
-    bool aborted;                /* a statement failed: PostgreSQL aborted the transaction */
-    bool broken;                 /* the connection is lost */
-    bool retry;                  /* running the unit again may succeed */
-    const char *begin_sql;       /* sent along with the unit's first statement */
-    bool begun;                  /* begin_sql has been sent */
-    bool stale;                  /* the connection was found lost by the first statement,
-                                  * before anything of the unit ran on the server */
-    zbso_err first;              /* the first failure, for a unit that carries on */
-    /* The last id that job_get found missing: an insert of it that meets a row means
-     * another transaction committed the job meanwhile, and a rerun will see it. */
-    char missing_job[ZBSO_ID_MAX + 1];
-} pg_txn;
+/* One unit of work in progress: netdb's. */
+typedef netdb_txn pg_txn;
+
+/* The libpq connection of t's unit. */
+static inline PGconn *pg_db(const pg_txn *t)
+{
+    return ((const pg_conn *)t->c)->db;
+}
 
 /* ---- pg_ops.c ---- */
 
@@ -93,10 +73,7 @@ extern const pg_stmt pg_stmts[S_COUNT];
 extern const store_txn_ops pg_ops;
 
 /* What pg_schema_unit is to do: store.c's plan (store.h, schema_run). */
-typedef struct pg_schema_arg {
-    store_schema_plan_fn plan;
-    void *ctx;
-} pg_schema_arg;
+typedef netdb_schema_arg pg_schema_arg;
 
 /* Unit of work (arg: pg_schema_arg): takes the schema lock, reads the schema version,
  * asks the plan and applies the steps up to its answer. Returns 0, the plan's code, or

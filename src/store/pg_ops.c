@@ -155,9 +155,22 @@ static const char *const schema_policy[] = {
     NULL,
 };
 
+/* The stop-reason step (issue 25): why each trial ended (zbso_stop_reason: 1 target_reached,
+ * 2 cost_bound, 3 max_epochs, 4 ended, 5 lease_expired); 0 while it runs and for every
+ * trial of an older version, whose reason opt_trial_stop_reason derives where it can. A
+ * constant default: no table rewrite (PostgreSQL 11+). */
+#define V_STOP 7
+_Static_assert(V_STOP == V_POLICY + 1, "the stop-reason step follows the policy step");
+static const char *const schema_stop[] = {
+    "ALTER TABLE trials ADD COLUMN stop_reason INTEGER NOT NULL DEFAULT 0;",
+    "UPDATE zbso_schema SET version = " V_TEXT(V_STOP) ";",
+    NULL,
+};
+
 const char *const *const pg_schema_steps[PG_LATEST] = {schema_v1, schema_v2, schema_v3,
                                                         schema_v4, schema_v5,
-                                                        [V_POLICY - 1] = schema_policy};
+                                                        [V_POLICY - 1] = schema_policy,
+                                                        [V_STOP - 1] = schema_stop};
 
 #define JOB_COLS                                                                          \
     "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
@@ -169,8 +182,8 @@ const char *const *const pg_schema_steps[PG_LATEST] = {schema_v1, schema_v2, sch
 #define N_JOB_COLS 30
 #define TRIAL_COLS                                                                        \
     "trial_number, batch_size, type, status, start_time, end_time, lease_renewed_at, "     \
-    "time, energy, metric, epochs, converged"
-#define N_TRIAL_COLS 12
+    "time, energy, metric, epochs, converged, stop_reason"
+#define N_TRIAL_COLS 13
 
 /* Trials filters: masks arrive as $2 (type) and $3 (status), trial numbers above the
  * cursor `after`; LIMIT $4 keeps the newest rows, and the outer query puts them back in
@@ -207,7 +220,7 @@ const pg_stmt pg_stmts[S_COUNT] = {
     /* Byte order, as sqlite's BINARY collation lists them, whatever the database's. */
     [S_JOB_IDS] = {"SELECT job_id FROM jobs ORDER BY job_id COLLATE \"C\"", 0},
     [S_TRIAL_INSERT] = {"INSERT INTO trials (job_id, " TRIAL_COLS ", request_key) VALUES ($1,"
-                        " $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+                        " $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
                         " ON CONFLICT (job_id, trial_number) DO NOTHING", 2 + N_TRIAL_COLS},
     [S_TRIAL_GET] = {"SELECT " TRIAL_COLS " FROM trials WHERE job_id = $1 AND trial_number = $2",
                      2},
@@ -217,13 +230,15 @@ const pg_stmt pg_stmts[S_COUNT] = {
                        " AND request_key = $2", 2},
     [S_TRIAL_UPDATE] = {"UPDATE trials SET batch_size = $3, type = $4, status = $5,"
                         " start_time = $6, end_time = $7, lease_renewed_at = $8, time = $9,"
-                        " energy = $10, metric = $11, epochs = $12, converged = $13"
-                        " WHERE job_id = $1 AND trial_number = $2", 1 + N_TRIAL_COLS},
+                        " energy = $10, metric = $11, epochs = $12, converged = $13,"
+                        " stop_reason = $14 WHERE job_id = $1 AND trial_number = $2",
+                        1 + N_TRIAL_COLS},
     [S_TRIALS_LIST] = {TRIALS_LIST_SQL(""), 6},
     [S_TRIALS_LIST_BS] = {TRIALS_LIST_SQL(" AND batch_size = $7"), 7},
     [S_TRIALS_PAGE] = {TRIALS_PAGE_SQL(""), 5},
     [S_TRIALS_PAGE_BS] = {TRIALS_PAGE_SQL(" AND batch_size = $6"), 6},
-    [S_TRIALS_FAIL_STALE] = {"UPDATE trials SET status = 2, end_time = $3 WHERE job_id = $1"
+    [S_TRIALS_FAIL_STALE] = {"UPDATE trials SET status = 2, end_time = $3, stop_reason = 5"
+                             " WHERE job_id = $1"
                              " AND status = 0 AND lease_renewed_at < $2", 3},
     [S_ARMS_GET] = {"SELECT batch_size, param_mean, param_precision, num_observations"
                     " FROM arms WHERE job_id = $1 ORDER BY batch_size", 1},
@@ -566,7 +581,7 @@ static int q_job_ids(store_txn *tb, int (*fn)(void *ctx, const char *job_id), vo
 
 /* ---- trials ---- */
 
-/* Fills p with job_id as $1 and the trial's columns as $2..$13 in TRIAL_COLS order. */
+/* Fills p with job_id as $1 and the trial's columns as $2..$14 in TRIAL_COLS order. */
 static void trial_params(params *p, const char *job_id, const zbso_trial *tr)
 {
     p->v[0] = job_id;
@@ -582,6 +597,7 @@ static void trial_params(params *p, const char *job_id, const zbso_trial *tr)
     p_f64(p, 10, tr->metric);
     p_i64(p, 11, tr->epochs);
     p_bool(p, 12, tr->converged);
+    p_i64(p, 13, (int64_t)tr->stop_reason);
 }
 
 static void r_trial(const PGresult *r, int row, zbso_trial *tr)
@@ -598,6 +614,7 @@ static void r_trial(const PGresult *r, int row, zbso_trial *tr)
     tr->metric = r_f64(r, row, 9);
     tr->epochs = r_i64(r, row, 10);
     tr->converged = r_bool(r, row, 11);
+    tr->stop_reason = zbso_stop_reason_of_code(r_i64(r, row, 12));
 }
 
 /* ZBSO_ECONFLICT when the trial number is taken, ZBSO_ENOTFOUND without the job. A key
@@ -1137,7 +1154,7 @@ static int read_version(pg_txn *t, int *version, int64_t *n_tables, zbso_err *er
                         " AND c.relkind IN ('r', 'p', 'v', 'm', 'f'))";
     if (t->st->echo_sql)
         log_info("sql: %s", probe);
-    r = PQexec(t->c->db, probe);
+    r = PQexec(pg_db(t), probe);
     if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
         int rc = pg_txn_fail(t, r, "reading the schema version", NULL, err);
         PQclear(r);
@@ -1152,7 +1169,7 @@ static int read_version(pg_txn *t, int *version, int64_t *n_tables, zbso_err *er
     const char *sql = "SELECT max(version) FROM zbso_schema";
     if (t->st->echo_sql)
         log_info("sql: %s", sql);
-    r = PQexec(t->c->db, sql);
+    r = PQexec(pg_db(t), sql);
     if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
         int rc = pg_txn_fail(t, r, "reading the schema version", NULL, err);
         PQclear(r);

@@ -1,8 +1,8 @@
 /* sqliteInt.h: private to the SQLite backend, shared by its two files and nothing else:
  * sqlite_engine.c (connections, the writer thread and its group commits, the reader pool,
- * the checkpointer, units of work) and sqlite_ops.c (schema history, statements, row
- * mapping, domain operations). Callers use store.h; this header is the seam between
- * the two halves. */
+ * the checkpointer, units of work, the statement cache, error translation) and
+ * sqlite_ops.c (schema history, statements' SQL, row mapping, domain operations). Callers
+ * use store.h; this header is the seam between the two halves. */
 #ifndef ZBSO_STORE_SQLITEINT_H
 #define ZBSO_STORE_SQLITEINT_H
 
@@ -12,7 +12,7 @@
 #include "store/storeInt.h"
 
 /* The newest schema version of sqlite_ops.c's history. */
-#define SQ_LATEST 7
+#define SQ_LATEST 8
 #define SQ_PATH_MAX 1024         /* bytes of a database path, its NUL included */
 
 /* Statement ids: sqlite_ops.c holds their SQL, a connection caches them prepared. */
@@ -50,6 +50,26 @@ extern const char *const *const sq_schema_steps[SQ_LATEST];
 /* The domain operations of store_txn_ops on an sq_txn. */
 extern const store_txn_ops sq_ops;
 
+/* The SQL of each cached statement, by id. */
+extern const char *const sq_stmt_sql[S_COUNT];
+
+/* What sq_schema_unit is to do: store.c's plan (store.h, schema_run). */
+typedef struct sq_schema_arg {
+    store_schema_plan_fn plan;
+    void *ctx;
+} sq_schema_arg;
+
+/* Unit of work (arg: sq_schema_arg) that reads the schema version, asks the plan and
+ * applies the steps up to its answer. Returns 0, the plan's code, or sq_fault's code
+ * naming the step that failed. */
+int sq_schema_unit(store_txn *t, void *arg, zbso_err *err);
+
+/* Unit of work (arg unused) that writes user_version as it is: committed, it proves that
+ * the database can be written now. Returns 0 or sq_fail's code. */
+int sq_write_probe_unit(store_txn *t, void *arg, zbso_err *err);
+
+/* ---- sqlite_engine.c ---- */
+
 /* Translates SQLite result rc (db's, which may be NULL, gives the errno behind it): the
  * storage faults that a later retry may outlive are ZBSO_EUNAVAIL (503 with Retry-After),
  * with their cause written to cause: another connection or process holding the database
@@ -73,21 +93,6 @@ sqlite3_stmt *sq_stmt(sq_conn *c, int id, zbso_err *err);
 /* Steps statement id, which returns no rows, then resets it. Returns 0 or sq_fail's
  * code. */
 int sq_run(sq_conn *c, int id, const char *what, const char *job_id, zbso_err *err);
-
-/* What sq_schema_unit is to do: store.c's plan (store.h, schema_run). */
-typedef struct sq_schema_arg {
-    store_schema_plan_fn plan;
-    void *ctx;
-} sq_schema_arg;
-
-/* Unit of work (arg: sq_schema_arg) that reads the schema version, asks the plan and
- * applies the steps up to its answer. Returns 0, the plan's code, or sq_fault's code
- * naming the step that failed. */
-int sq_schema_unit(store_txn *t, void *arg, zbso_err *err);
-
-/* Unit of work (arg unused) that writes user_version as it is: committed, it proves that
- * the database can be written now. Returns 0 or sq_fail's code. */
-int sq_write_probe_unit(store_txn *t, void *arg, zbso_err *err);
 
 /* ---- sqlite_file.c ---- */
 

@@ -1,9 +1,10 @@
 /* sqlite_engine.c: the engine of the default backend: one SQLite file in WAL mode, one
  * writer thread that runs every read-write unit of work and commits them in groups, a
  * pool of read-only connections for read units run in their callers' threads, and a
- * checkpointer thread that keeps WAL checkpoints off the writer. The SQL and the domain
- * operations are sqlite_ops.c's. Together the two are the only files that talk to
- * libsqlite3; SQLite codes never leave them untranslated.
+ * checkpointer thread that keeps WAL checkpoints off the writer; the statement cache and
+ * the translation of SQLite codes, as pg_engine.c and mysql_engine.c hold their
+ * libraries'. The SQL and the domain operations are sqlite_ops.c's. Together the two are
+ * the only files that talk to libsqlite3; SQLite codes never leave them untranslated.
  *
  * Design notes.
  * - Durability: synchronous=FULL in WAL mode, so a COMMIT returns after the WAL is
@@ -108,6 +109,104 @@ typedef struct sq_store {
 
     char path[SQ_PATH_MAX];
 } sq_store;
+
+/* ---- statements and error translation ---- */
+
+int sq_fault(sqlite3 *db, int rc, char *cause, size_t cap)
+{
+    int sys = db != NULL ? sqlite3_system_errno(db) : 0;
+    const char *what;
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        what = "the database is locked by another connection or process";
+        break;
+    case SQLITE_FULL:
+        what = "the disk is full";
+        break;
+    case SQLITE_IOERR:
+        switch (rc) {
+        case SQLITE_IOERR_WRITE:
+            what = "I/O error while writing";
+            break;
+        case SQLITE_IOERR_FSYNC:
+        case SQLITE_IOERR_DIR_FSYNC:
+            what = "I/O error while syncing to disk";
+            break;
+        case SQLITE_IOERR_READ:
+        case SQLITE_IOERR_SHORT_READ:
+            what = "I/O error while reading";
+            break;
+        default:
+            what = "I/O error";
+            break;
+        }
+        break;
+    case SQLITE_READONLY:
+        what = "the database cannot be written";
+        break;
+    case SQLITE_CANTOPEN:
+        what = "a database file cannot be opened";
+        break;
+    default:
+        cause[0] = '\0';
+        return ZBSO_ESTORE;
+    }
+    if (sys != 0 && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+        snprintf(cause, cap, "%s: %s", what, strerror(sys));
+    else
+        snprintf(cause, cap, "%s", what);
+    return ZBSO_EUNAVAIL;
+}
+
+int sq_fail(sq_conn *c, int rc, const char *what, const char *job_id, zbso_err *err)
+{
+    char cause[160];
+    int code = sq_fault(c->db, rc, cause, sizeof cause);
+    if (code == ZBSO_EUNAVAIL && job_id == NULL)
+        return err_set(err, code, "sqlite: %s failed on %s: %s (%s, code %d)", what, c->path,
+                       cause, sqlite3_errmsg(c->db), rc);
+    if (code == ZBSO_EUNAVAIL)
+        return err_set(err, code, "sqlite: %s for job \"%.300s\" failed on %s: %s (%s, code"
+                       " %d)", what, job_id, c->path, cause, sqlite3_errmsg(c->db), rc);
+    if (job_id == NULL)
+        return err_set(err, code, "sqlite: %s failed on %s: %s (code %d)", what, c->path,
+                       sqlite3_errmsg(c->db), rc);
+    return err_set(err, code, "sqlite: %s for job \"%.300s\" failed: %s (code %d)", what,
+                   job_id, sqlite3_errmsg(c->db), rc);
+}
+
+int sq_code(sq_conn *c)
+{
+    char cause[160];
+    return sq_fault(c->db, sqlite3_extended_errcode(c->db), cause, sizeof cause);
+}
+
+sqlite3_stmt *sq_stmt(sq_conn *c, int id, zbso_err *err)
+{
+    if (c->stmts[id] == NULL) {
+        int rc = sqlite3_prepare_v3(c->db, sq_stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
+                                    &c->stmts[id], NULL);
+        if (rc != SQLITE_OK) {
+            char what[240];
+            snprintf(what, sizeof what, "preparing \"%.200s\"", sq_stmt_sql[id]);
+            sq_fail(c, rc, what, NULL, err);
+            return NULL;
+        }
+    }
+    return c->stmts[id];
+}
+
+int sq_run(sq_conn *c, int id, const char *what, const char *job_id, zbso_err *err)
+{
+    sqlite3_stmt *s = sq_stmt(c, id, err);
+    if (s == NULL)
+        return sq_code(c);
+    int rc = sqlite3_step(s);
+    int out = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : sq_fail(c, rc, what, job_id, err);
+    sqlite3_reset(s);
+    return out;
+}
 
 /* The store whose read unit this thread is running, to refuse a nested unit. */
 static _Thread_local const sq_store *read_unit;

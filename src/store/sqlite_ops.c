@@ -158,9 +158,21 @@ static const char *const schema_policy[] = {
     NULL,
 };
 
+/* The stop-reason step (issue 25): why each trial ended (zbso_stop_reason: 1 target_reached,
+ * 2 cost_bound, 3 max_epochs, 4 ended, 5 lease_expired); 0 while it runs and for every
+ * trial of an older version, whose reason opt_trial_stop_reason derives where it can. */
+#define V_STOP 8
+_Static_assert(V_STOP == V_POLICY + 1, "the stop-reason step follows the policy step");
+static const char *const schema_stop[] = {
+    "ALTER TABLE trials ADD COLUMN stop_reason INTEGER NOT NULL DEFAULT 0;",
+    "PRAGMA user_version = " V_TEXT(V_STOP) ";",
+    NULL,
+};
+
 const char *const *const sq_schema_steps[SQ_LATEST] = {schema_v1, schema_v2, schema_v3,
                                                         schema_v4, schema_v5, schema_v6,
-                                                        [V_POLICY - 1] = schema_policy};
+                                                        [V_POLICY - 1] = schema_policy,
+                                                        [V_STOP - 1] = schema_stop};
 
 #define JOB_COLS                                                                          \
     "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
@@ -171,7 +183,7 @@ const char *const *const sq_schema_steps[SQ_LATEST] = {schema_v1, schema_v2, sch
     "warm_start, prior_jobs"
 #define TRIAL_COLS                                                                        \
     "trial_number, batch_size, type, status, start_time, end_time, lease_renewed_at, "     \
-    "time, energy, metric, epochs, converged"
+    "time, energy, metric, epochs, converged, stop_reason"
 
 /* Trials filters: masks arrive as ?2 (type) and ?3 (status), trial numbers above ?6 (the
  * page's cursor), LIMIT ?4 picks the newest rows, and the outer query puts them back in
@@ -192,7 +204,7 @@ const char *const *const sq_schema_steps[SQ_LATEST] = {schema_v1, schema_v2, sch
 
 #define PROFILE_COLS "batch_size, trial_number, observer, profile_steps, created_at, measurements"
 
-static const char *const stmt_sql[S_COUNT] = {
+const char *const sq_stmt_sql[S_COUNT] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_BEGIN_READ] = "BEGIN",
     [S_COMMIT] = "COMMIT",
@@ -210,21 +222,21 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_JOB_DELETE] = "DELETE FROM jobs WHERE job_id = ?1",
     [S_JOB_IDS] = "SELECT job_id FROM jobs ORDER BY job_id",
     [S_TRIAL_INSERT] = "INSERT INTO trials (job_id, " TRIAL_COLS ", request_key) VALUES (?1,"
-                       " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                       " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     [S_TRIAL_GET] = "SELECT " TRIAL_COLS " FROM trials WHERE job_id = ?1 AND trial_number = ?2",
     [S_TRIAL_BY_KEY] = "SELECT " TRIAL_COLS " FROM trials WHERE job_id = ?1 AND request_key = ?2",
     [S_TRIAL_UNKEY] = "UPDATE trials SET request_key = NULL WHERE job_id = ?1"
                       " AND request_key = ?2",
     [S_TRIAL_UPDATE] = "UPDATE trials SET batch_size = ?3, type = ?4, status = ?5,"
                        " start_time = ?6, end_time = ?7, lease_renewed_at = ?8, time = ?9,"
-                       " energy = ?10, metric = ?11, epochs = ?12, converged = ?13"
-                       " WHERE job_id = ?1 AND trial_number = ?2",
+                       " energy = ?10, metric = ?11, epochs = ?12, converged = ?13,"
+                       " stop_reason = ?14 WHERE job_id = ?1 AND trial_number = ?2",
     [S_TRIALS_LIST] = TRIALS_LIST_SQL(""),
     [S_TRIALS_LIST_BS] = TRIALS_LIST_SQL(" AND batch_size = ?5"),
     [S_TRIALS_PAGE] = TRIALS_PAGE_SQL(""),
     [S_TRIALS_PAGE_BS] = TRIALS_PAGE_SQL(" AND batch_size = ?5"),
-    [S_TRIALS_FAIL_STALE] = "UPDATE trials SET status = 2, end_time = ?3 WHERE job_id = ?1"
-                            " AND status = 0 AND lease_renewed_at < ?2",
+    [S_TRIALS_FAIL_STALE] = "UPDATE trials SET status = 2, end_time = ?3, stop_reason = 5"
+                            " WHERE job_id = ?1 AND status = 0 AND lease_renewed_at < ?2",
     [S_ARMS_GET] = "SELECT batch_size, mean, precision, num_observations FROM arms"
                    " WHERE job_id = ?1 ORDER BY batch_size",
     [S_ARM_PUT] = "INSERT INTO arms (job_id, batch_size, mean, precision, num_observations)"
@@ -262,104 +274,6 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_PROFILES_LIST] = "SELECT " PROFILE_COLS " FROM power_profiles WHERE job_id = ?1"
                         " ORDER BY batch_size",
 };
-
-/* ---- statements ---- */
-
-int sq_fault(sqlite3 *db, int rc, char *cause, size_t cap)
-{
-    int sys = db != NULL ? sqlite3_system_errno(db) : 0;
-    const char *what;
-    switch (rc & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        what = "the database is locked by another connection or process";
-        break;
-    case SQLITE_FULL:
-        what = "the disk is full";
-        break;
-    case SQLITE_IOERR:
-        switch (rc) {
-        case SQLITE_IOERR_WRITE:
-            what = "I/O error while writing";
-            break;
-        case SQLITE_IOERR_FSYNC:
-        case SQLITE_IOERR_DIR_FSYNC:
-            what = "I/O error while syncing to disk";
-            break;
-        case SQLITE_IOERR_READ:
-        case SQLITE_IOERR_SHORT_READ:
-            what = "I/O error while reading";
-            break;
-        default:
-            what = "I/O error";
-            break;
-        }
-        break;
-    case SQLITE_READONLY:
-        what = "the database cannot be written";
-        break;
-    case SQLITE_CANTOPEN:
-        what = "a database file cannot be opened";
-        break;
-    default:
-        cause[0] = '\0';
-        return ZBSO_ESTORE;
-    }
-    if (sys != 0 && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
-        snprintf(cause, cap, "%s: %s", what, strerror(sys));
-    else
-        snprintf(cause, cap, "%s", what);
-    return ZBSO_EUNAVAIL;
-}
-
-int sq_fail(sq_conn *c, int rc, const char *what, const char *job_id, zbso_err *err)
-{
-    char cause[160];
-    int code = sq_fault(c->db, rc, cause, sizeof cause);
-    if (code == ZBSO_EUNAVAIL && job_id == NULL)
-        return err_set(err, code, "sqlite: %s failed on %s: %s (%s, code %d)", what, c->path,
-                       cause, sqlite3_errmsg(c->db), rc);
-    if (code == ZBSO_EUNAVAIL)
-        return err_set(err, code, "sqlite: %s for job \"%.300s\" failed on %s: %s (%s, code"
-                       " %d)", what, job_id, c->path, cause, sqlite3_errmsg(c->db), rc);
-    if (job_id == NULL)
-        return err_set(err, code, "sqlite: %s failed on %s: %s (code %d)", what, c->path,
-                       sqlite3_errmsg(c->db), rc);
-    return err_set(err, code, "sqlite: %s for job \"%.300s\" failed: %s (code %d)", what,
-                   job_id, sqlite3_errmsg(c->db), rc);
-}
-
-int sq_code(sq_conn *c)
-{
-    char cause[160];
-    return sq_fault(c->db, sqlite3_extended_errcode(c->db), cause, sizeof cause);
-}
-
-sqlite3_stmt *sq_stmt(sq_conn *c, int id, zbso_err *err)
-{
-    if (c->stmts[id] == NULL) {
-        int rc = sqlite3_prepare_v3(c->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
-                                    &c->stmts[id], NULL);
-        if (rc != SQLITE_OK) {
-            char what[240];
-            snprintf(what, sizeof what, "preparing \"%.200s\"", stmt_sql[id]);
-            sq_fail(c, rc, what, NULL, err);
-            return NULL;
-        }
-    }
-    return c->stmts[id];
-}
-
-int sq_run(sq_conn *c, int id, const char *what, const char *job_id, zbso_err *err)
-{
-    sqlite3_stmt *s = sq_stmt(c, id, err);
-    if (s == NULL)
-        return sq_code(c);
-    int rc = sqlite3_step(s);
-    int out = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : sq_fail(c, rc, what, job_id, err);
-    sqlite3_reset(s);
-    return out;
-}
 
 static void bind_double(sqlite3_stmt *s, int i, double v)
 {
@@ -501,7 +415,7 @@ static int col_job(sqlite3_stmt *s, zbso_job *job, zbso_err *err)
                              prior ? prior : "", sp, err);
 }
 
-/* Binds job_id as ?1 and the trial's columns as ?2..?13 in TRIAL_COLS order. */
+/* Binds job_id as ?1 and the trial's columns as ?2..?14 in TRIAL_COLS order. */
 static void bind_trial(sqlite3_stmt *s, const char *job_id, const zbso_trial *tr)
 {
     sqlite3_bind_text(s, 1, job_id, -1, SQLITE_STATIC);
@@ -517,6 +431,7 @@ static void bind_trial(sqlite3_stmt *s, const char *job_id, const zbso_trial *tr
     bind_double(s, 11, tr->metric);
     sqlite3_bind_int64(s, 12, tr->epochs);
     sqlite3_bind_int(s, 13, tr->converged);
+    sqlite3_bind_int(s, 14, (int)tr->stop_reason);
 }
 
 static void col_trial(sqlite3_stmt *s, zbso_trial *tr)
@@ -533,6 +448,7 @@ static void col_trial(sqlite3_stmt *s, zbso_trial *tr)
     tr->metric = col_double(s, 9);
     tr->epochs = sqlite3_column_int64(s, 10);
     tr->converged = sqlite3_column_int(s, 11) != 0;
+    tr->stop_reason = zbso_stop_reason_of_code(sqlite3_column_int(s, 12));
 }
 
 /* Steps a write statement; maps constraint failures to domain codes: a taken key is
@@ -672,9 +588,9 @@ static int q_trial_insert(store_txn *t, const char *id, const zbso_trial *trial,
         return sq_code(c);
     bind_trial(s, id, trial);
     if (key != NULL)
-        sqlite3_bind_text(s, 14, key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 15, key, -1, SQLITE_STATIC);
     else
-        sqlite3_bind_null(s, 14);
+        sqlite3_bind_null(s, 15);
     rc = sq_write(c, s, "trial_insert", id, NULL, err);
     if (rc == ZBSO_ECONFLICT)
         rc = err_set(err, ZBSO_ECONFLICT, "trial %lld of job \"%.300s\" already exists",

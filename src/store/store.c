@@ -204,17 +204,22 @@ static void curves_stop(store *st);
  * ZBSO_ENOMEM when the flusher cannot start) with *out NULL and the store closed. */
 int store_open(const char *url, const store_options *opt, store **out, zbso_err *err)
 {
+    *out = NULL;
+    const store_backend *b = store_backend_for_url(url, err);
+    if (b == NULL)
+        return ZBSO_EINVAL;
+    return store_open_backend(b, url, opt, out, err);
+}
+
+int store_open_backend(const store_backend *b, const char *url, const store_options *opt,
+                       store **out, zbso_err *err)
+{
     static const store_options defaults = {.create_if_empty = true};
     int rc;
     store *st = NULL;
     *out = NULL;
     if (opt == NULL)
         opt = &defaults;
-    const store_backend *b = store_backend_for_url(url, err);
-    if (b == NULL) {
-        rc = ZBSO_EINVAL;
-        goto out;
-    }
     if ((rc = b->open(url, opt, &st, err)) < 0)
         goto out;
     schema_plan p = {.st = st, .opt = opt};
@@ -462,15 +467,11 @@ static void *curves_main(void *arg)
 static int curves_start(store *st, zbso_err *err)
 {
     struct store_curves *c = calloc(1, sizeof *c);
-    pthread_condattr_t ca;
     if (c == NULL)
         return err_set(err, ZBSO_ENOMEM, "out of memory opening %s", st->shown);
     pthread_mutex_init(&c->mu, NULL);
     pthread_mutex_init(&c->flush_mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    clk_cond_init_mono(&c->cv);
     st->curves = c;
     if (pthread_create(&c->thread, NULL, curves_main, st) != 0) {
         st->curves = NULL;

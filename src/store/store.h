@@ -64,8 +64,8 @@ typedef int (*store_profile_fn)(void *ctx, const zbso_power_profile *profile);
 /* Domain operations inside a unit of work. Each returns 0 or a negative ZBSO_E* code and
  * fills err on failure; ZBSO_ESTORE / ZBSO_EUNAVAIL for database failures. */
 typedef struct store_txn_ops {
-    /* Loads a job. With for_update, the job is locked until the unit of work ends (row
-     * lock on PostgreSQL). ZBSO_ENOTFOUND when there is no such job. */
+    /* Loads a job. With for_update, the job is locked until the unit of work ends (a row
+     * lock on PostgreSQL and MySQL/MariaDB). ZBSO_ENOTFOUND when there is no such job. */
     int (*job_get)(store_txn *t, const char *job_id, bool for_update, zbso_job *out,
                    zbso_err *err);
     /* Inserts a new job. ZBSO_ECONFLICT when the id exists. */
@@ -177,7 +177,7 @@ typedef int (*store_schema_plan_fn)(void *ctx, int version, bool foreign_tables,
 
 /* A backend; store_open needs every member set. */
 typedef struct store_backend {
-    const char *name;                    /* "sqlite", "postgresql" */
+    const char *name;                    /* "sqlite", "postgresql", "mysql", "memory" */
     /* Opens the database at url (already known to be this backend's scheme) as it is:
      * store_open then checks its schema (opt's create_if_empty, migrate, any_schema)
      * through schema_run. */
@@ -234,8 +234,9 @@ struct store {
 };
 
 /* Picks the backend from the URL scheme: sqlite:///path, sqlite+aiosqlite:///path,
- * postgresql://..., postgresql+asyncpg://... Other schemes: ZBSO_EINVAL naming the
- * supported ones. Returns NULL in that case. */
+ * postgresql://..., postgresql+asyncpg://..., postgres://..., mysql://... and the other
+ * spellings of myurl.h, memory://. Other schemes: ZBSO_EINVAL naming the supported ones.
+ * Returns NULL in that case. */
 const store_backend *store_backend_for_url(const char *url, zbso_err *err);
 
 /* store_backend_for_url + open, then the schema check of opt (NULL: create_if_empty):
@@ -246,6 +247,10 @@ const store_backend *store_backend_for_url(const char *url, zbso_err *err);
  * database that cannot take writes (store_health). Returns 0 with *out set, or a
  * negative code with *out NULL. */
 int store_open(const char *url, const store_options *opt, store **out, zbso_err *err);
+/* store_open with backend b, whatever url's scheme: for a backend outside the URL table
+ * (tests/netdb's fault-injecting driver). */
+int store_open_backend(const store_backend *b, const char *url, const store_options *opt,
+                       store **out, zbso_err *err);
 void store_close(store *st);
 int store_exec(store *st, store_work_fn fn, void *arg, zbso_err *err);
 /* Runs fn as a read-only unit of work (store_backend.exec_read). */
@@ -276,9 +281,9 @@ void store_curve_stats(store *st, uint64_t *written, uint64_t *dropped, uint64_t
 
 /* What the store did since store_open, for /metrics: how long units of work took as
  * their callers saw them (store_exec: write, queueing for the writer and the durable
- * commit included; store_exec_read: read), and how many times a PostgreSQL unit ran again
- * after a serialization failure, a deadlock or a concurrent insert (0 on other
- * backends). */
+ * commit included; store_exec_read: read), and how many times a unit ran again on a
+ * networked database (PostgreSQL, MySQL/MariaDB: netdb.c) after a serialization failure,
+ * a deadlock, a lock wait timeout or a concurrent insert (0 on SQLite and memory://). */
 typedef struct store_stats {
     hist_snapshot write, read;
     uint64_t reruns;

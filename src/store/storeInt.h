@@ -18,6 +18,13 @@ extern const store_backend store_mysql_backend;
 /* memory.c: "memory://", process memory, for tests and the simulator. */
 extern const store_backend store_memory_backend;
 
+/* memory.c: a unit of work of the memory:// store st begun and ended by separate calls of
+ * one thread, as a database server's session runs one (tests/netdb's fake networked
+ * driver). begin waits for st's mutex and holds it until end; end commits, or undoes all
+ * the unit changed, and frees t. begin returns 0 with *out, or ZBSO_ENOMEM. */
+int store_memory_begin(store *st, bool read_only, store_txn **out, zbso_err *err);
+void store_memory_end(store_txn *t, bool commit);
+
 /* A power profile's measurements as the SQL backends store them, one text column:
  * "W,TIME,ENERGY" per measurement, in order, separated by ';', doubles in the shortest
  * text that reads back bit for bit (at most STORE_PL_TEXT_MAX bytes with the NUL).

@@ -47,6 +47,16 @@ struct timespec clk_deadline(clockid_t id, double seconds)
     return clk_ts_add(clk_now(id), seconds);
 }
 
+int clk_cond_init_mono(pthread_cond_t *cv)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(cv, &attr);
+    pthread_condattr_destroy(&attr);
+    return rc;
+}
+
 void clk_sleep_s(double seconds)
 {
     if (!(seconds > 0))

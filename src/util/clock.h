@@ -5,6 +5,7 @@
 #ifndef ZBSO_UTIL_CLOCK_H
 #define ZBSO_UTIL_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -26,6 +27,11 @@ struct timespec clk_ts_add(struct timespec ts, double seconds);
 /* The absolute time seconds (>= 0) from now on clock id: the deadline to hand to
  * pthread_cond_timedwait for a condition variable on that clock. */
 struct timespec clk_deadline(clockid_t id, double seconds);
+
+/* Initializes cv to time its waits on CLOCK_MONOTONIC (deadlines from
+ * clk_deadline(CLOCK_MONOTONIC, ...)), so that a change of the wall clock moves no wait.
+ * Returns pthread_cond_init's result. */
+int clk_cond_init_mono(pthread_cond_t *cv);
 
 /* Sleeps for seconds on CLOCK_MONOTONIC (nothing when seconds <= 0 or not a number). A
  * signal handler that runs meanwhile does not cut the sleep short: it ends at the deadline

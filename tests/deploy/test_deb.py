@@ -12,7 +12,7 @@ from deployutil import (BASE_IMAGE, SRC, build_dir, podman, record_figures, requ
                         run, unique)
 
 FILES = ["/usr/bin/zbso", "/usr/include/zbso/zbso.h", "/lib/systemd/system/zbso.service",
-         "/etc/zbso/zbso.env"]
+         "/etc/zbso/zbso.env", "/usr/libexec/zbso/zbso-guard"]
 
 
 class DebTest(unittest.TestCase):

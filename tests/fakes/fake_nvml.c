@@ -28,6 +28,12 @@
  *                                  measures S(k) whatever the timing (for tests that
  *                                  compare decisions made from energies)
  *   FAKE_NVML_LIMIT_MW=L           every GPU's power limit at start (default: the max limit)
+ *   FAKE_NVML_DEFAULT_LIMIT_MW=D   nvmlDeviceGetPowerManagementDefaultLimit (default: the
+ *                                  max limit)
+ *   GPU i's UUID (nvmlDeviceGetUUID) is GPU-fa4e<8 hex>-0000-4000-8000-<i as 12 digits>,
+ *   the 8 hex digits a hash of FAKE_NVML_STATE (the processes sharing a fake GPU see one
+ *   UUID) or, without it, of the process id: fake GPUs of unrelated tests running at the
+ *   same time never share a UUID, hence never a record of their original limits.
  *   FAKE_NVML_STATE=PATH           power limits shared by every process using the fake (a
  *                                  GPU that outlives a process): each successful set call
  *                                  appends "set GPU MW PID" to PATH, and a GPU's limit is
@@ -50,6 +56,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +108,9 @@ nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
                                                           unsigned int *max_limit);
 nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int *limit);
 nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit);
+nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device,
+                                                      unsigned int *limit);
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length);
 const char *nvmlErrorString(nvmlReturn_t result);
 /* Not NVML: the test's training step at GPU index's current limit. */
 double fake_nvml_step_time_s(unsigned index);
@@ -121,6 +131,8 @@ static struct {
     unsigned long long steps_mj[FAKE_STEPS_MAX];
     unsigned long long steps_total_mj;
     unsigned start_limit_mw;
+    unsigned default_limit_mw;
+    uint32_t uuid_hash;
     char state[512];
     int set_fail;
     double step_s;
@@ -311,6 +323,21 @@ nvmlReturn_t nvmlInit_v2(void)
     g.start_limit_mw = (unsigned)strtoul(env_or("FAKE_NVML_LIMIT_MW", "0"), NULL, 10);
     if (g.start_limit_mw == 0)
         g.start_limit_mw = g.max_limit_mw;
+    g.default_limit_mw =
+        (unsigned)strtoul(env_or("FAKE_NVML_DEFAULT_LIMIT_MW", "0"), NULL, 10);
+    {
+        char pid[32];
+        const char *key = env_or("FAKE_NVML_STATE", "");
+        if (key[0] == '\0') {
+            snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
+            key = pid;
+        }
+        g.uuid_hash = 2166136261u;   /* FNV-1a */
+        for (const char *p = key; *p; p++)
+            g.uuid_hash = (g.uuid_hash ^ (unsigned char)*p) * 16777619u;
+    }
+    if (g.default_limit_mw == 0)
+        g.default_limit_mw = g.max_limit_mw;
     snprintf(g.state, sizeof g.state, "%s", env_or("FAKE_NVML_STATE", ""));
     g.set_fail = strcmp(env_or("FAKE_NVML_SET_FAIL", ""), "noperm") == 0;
     g.step_s = strtod(env_or("FAKE_NVML_STEP_MS", "10"), NULL) / 1000.0;
@@ -473,6 +500,28 @@ nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int
     }
     pthread_mutex_unlock(&g.mu);
     return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device,
+                                                      unsigned int *limit)
+{
+    if (g.refs == 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (device == NULL || limit == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *limit = g.default_limit_mw;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
+{
+    if (g.refs == 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (device == NULL || uuid == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    int n = snprintf(uuid, length, "GPU-fa4e%08x-0000-4000-8000-%012u", (unsigned)g.uuid_hash,
+                     device->index);
+    return n < 0 || (unsigned)n >= length ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
 }
 
 double fake_nvml_step_time_s(unsigned index)

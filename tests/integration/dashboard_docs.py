@@ -1,7 +1,10 @@
 """dashboard_docs.py: makes the dashboard screenshots of docs/img (README, docs/DESIGN.md):
 a fresh `zbso serve` on SQLite, the simulator's cifar100 workload on v100 at eta 0.5
 replayed through it (simreplay.py: 140 recurrences, two at a time, 2000x faster than the
-traces), then the job page and one trial page in chromium at 1280 px wide.
+traces), then the job page and one trial page in chromium at 1280 px wide; and (issue 25)
+the same workload on a40 beside it, the server given a grid intensity of 400 g/kWh and a
+price of 0.25 EUR/kWh, for the time-against-energy view, the learning-curve overlay and
+the comparison of the two jobs.
 
     python3 tests/integration/dashboard_docs.py [--bin build/src/cli/zbso] [--out docs/img]
 
@@ -29,7 +32,8 @@ def main(argv=None):
     import simreplay  # noqa: E402
     from zbsoserver import Server  # noqa: E402
 
-    srv = Server()
+    srv = Server(args=("--carbon-intensity", "400", "--energy-price", "0.25", "--currency",
+                       "EUR"))
     browser = None
     try:
         srv.start()
@@ -38,6 +42,11 @@ def main(argv=None):
                               speedup=a.speedup, parallel=2).run()
         if rp.errors:
             raise SystemExit(f"replay failed: {rp.errors[:3]}")
+        other = simreplay.Replay(srv.host, srv.port, simreplay.Workload("cifar100", "a40"),
+                                 eta=0.5, beta=2.0, seed=1, speedup=a.speedup,
+                                 parallel=2).run()
+        if other.errors:
+            raise SystemExit(f"replay failed: {other.errors[:3]}")
         time.sleep(1.0)   # curve points of continuing reports: written within 0.25 s
         job = rp.job_id
         # The trial page shows the last converged run of the job's best batch size.
@@ -49,13 +58,15 @@ def main(argv=None):
         base = f"http://{srv.host}:{srv.port}/"
         os.makedirs(a.out, exist_ok=True)
 
-        def shoot(hash_, name, bottom_js):
+        def shoot(hash_, name, bottom_js, top_js="0", ready_js="true"):
             page.navigate(base + hash_)
             page.wait("document.getElementById('main').dataset.state === 'ready'")
-            height = page.eval(bottom_js)
+            page.wait(ready_js)
+            top = page.eval(top_js)
+            height = page.eval(bottom_js) - top
             data = page.call("Page.captureScreenshot", {
                 "format": "png", "captureBeyondViewport": True,
-                "clip": {"x": 0, "y": 0, "width": 1280, "height": height, "scale": 1}})
+                "clip": {"x": 0, "y": top, "width": 1280, "height": height, "scale": 1}})
             path = os.path.join(a.out, name)
             with open(path, "wb") as f:
                 f.write(base64.b64decode(data["data"]))
@@ -69,6 +80,19 @@ def main(argv=None):
         shoot(f"#/job/{job}/trial/{trial['trial_number']}", "dashboard-trial.png",
               "(e => e.getBoundingClientRect().bottom + window.scrollY + 16)"
               "(document.getElementById('curves'))")
+        # Issue 25: one section of the job page each, and the comparison.
+        def section(sid):
+            box = f"document.getElementById('{sid}').getBoundingClientRect()"
+            return (f"{box}.top + window.scrollY - 8", f"{box}.bottom + window.scrollY + 8")
+
+        curves = "document.querySelector('[data-slot=overlay]').dataset.trials !== undefined"
+        for sid, name in (("pareto", "dashboard-pareto.png"),
+                          ("overlay", "dashboard-curves.png")):
+            top_js, bottom_js = section(sid)
+            shoot(f"#/job/{job}", name, bottom_js, top_js, curves)
+        shoot(f"#/compare/{job}/{other.job_id}", "dashboard-compare.png",
+              "(e => e.getBoundingClientRect().bottom + window.scrollY + 16)"
+              "(document.getElementById('compare-chart'))")
         if page.errors:
             raise SystemExit(f"console errors: {page.errors}")
         print(f"{job}: {rp.recurrences} recurrences, {rp.trials} trials; trial "

@@ -22,6 +22,18 @@ def cost(time_s, energy_j):
     return ETA * energy_j + (1 - ETA) * MAX_POWER * time_s
 
 
+def no_footprint(test, doc, where="$"):
+    """Fails when any key of doc (recursively) is a CO2e or price figure: with no
+    --carbon-intensity or --energy-price none may appear, not even as 0 or null."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            test.assertNotIn(k, ("co2e_g", "price", "currency", "footprint"), f"{where}.{k}")
+            no_footprint(test, v, f"{where}.{k}")
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            no_footprint(test, v, f"{where}[{i}]")
+
+
 def q(s):
     """Percent-encodes a path segment (a job id), '/' included."""
     return urllib.parse.quote(s, safe="")
@@ -85,7 +97,10 @@ class Scripted(ServerTestCase):
         self.assertEqual(doc["job_id_prefix"], "insp")
         self.assertEqual(doc["stage"], "MAB")
         self.assertEqual(doc["trials"], {"total": 6, "Dispatched": 1, "Succeeded": 4,
-                                         "Failed": 1})
+                                         "Failed": 1, "by_stop_reason": {
+                                             "target_reached": 4, "cost_bound": 0,
+                                             "max_epochs": 0, "ended": 1,
+                                             "lease_expired": 0, "unknown": 0}})
         self.assertEqual(doc["spec"]["batch_sizes"], [16, 32])
         self.assertEqual(doc["spec"]["job_id"], self.job)
         self.assertGreaterEqual(doc["revision"], 1)
@@ -124,6 +139,30 @@ class Scripted(ServerTestCase):
         self.assertEqual(s["best_batch_size"], 32)
         self.assertEqual(s["best_expected_cost"], 1650.0)
         self.assertAlmostEqual(s["regret"], spent_c - n * 1650.0, places=9)
+        # Percentages of every recurrence at the default (issue 25), and kWh beside J.
+        self.assertAlmostEqual(s["saved_pct"]["cost"],
+                               (n * 5000.0 - spent_c) / (n * 5000.0) * 100, places=9)
+        self.assertAlmostEqual(s["saved_pct"]["energy"],
+                               (n * RUN[16][1] - spent_e) / (n * RUN[16][1]) * 100, places=9)
+        self.assertAlmostEqual(s["saved_pct"]["time"],
+                               (n * RUN[16][0] - spent_t) / (n * RUN[16][0]) * 100, places=9)
+        self.assertEqual(s["spent"]["energy_kwh"], s["spent"]["energy_j"] / 3.6e6)
+        self.assertEqual(s["saved"]["energy_kwh"], s["saved"]["energy_j"] / 3.6e6)
+        # The projection: arm 32 (mean -1650, every reward equal: sd 0) saves 5000 - 1650
+        # = 3350 J of cost per run, 67 %; energy 4000 - 1500 J, time 20 - 6 s.
+        p = doc["projection"]
+        self.assertIsNone(doc["projection_reason"])
+        self.assertEqual((p["batch_size"], p["cost"], p["cost_sd"]), (32, 1650.0, 0.0))
+        self.assertEqual((p["energy_j"], p["time_s"]), (1500.0, 6.0))
+        runs32 = sum(1 for _, bs in self.finished if bs == 32)
+        self.assertEqual((p["observations"], p["runs"]), (runs32, runs32))
+        self.assertEqual(p["saving_per_run"], {"energy_j": 2500.0, "time_s": 14.0,
+                                               "cost": 3350.0, "energy_kwh": 2500.0 / 3.6e6})
+        self.assertEqual(p["saving_per_run_pct"], {"energy": 62.5, "time": 70.0, "cost": 67.0})
+        # Nothing configured: no CO2e or price field anywhere.
+        no_footprint(self, doc)
+        no_footprint(self, self.get("/jobs"))
+        no_footprint(self, self.get(f"/jobs/{self.job}/trials"))
 
         # Arms: one per survivor, fitted on its explorations and MAB results.
         arms = {a["batch_size"]: a for a in doc["arms"]}
@@ -159,13 +198,17 @@ class Scripted(ServerTestCase):
                          (20.0, 4000.0, 0.6, 2))
         self.assertEqual(t1["cost"], 5000.0)
         self.assertTrue(t1["converged"])
+        self.assertEqual(t1["stop_reason"], "target_reached")
+        self.assertEqual(t1["energy_kwh"], 4000.0 / 3.6e6)
         self.assertIsNotNone(t1["end_time"])
         self.assertEqual(rows[4]["status"], "Failed")
+        self.assertEqual(rows[4]["stop_reason"], "ended")
+        self.assertNotIn("energy_kwh", rows[4])
         self.assertIsNone(rows[4]["cost"])
         self.assertIsNone(rows[4]["time_s"])
         last = rows[5]
-        self.assertEqual((last["status"], last["end_time"], last["cost"]),
-                         ("Dispatched", None, None))
+        self.assertEqual((last["status"], last["end_time"], last["cost"], last["stop_reason"]),
+                         ("Dispatched", None, None, None))
         self.assertFalse(last["converged"])
 
         # Pages of 2 give the same rows.
@@ -205,7 +248,11 @@ class Scripted(ServerTestCase):
         for k in ("default_expected", "saved", "break_even_recurrence", "best_batch_size",
                   "best_expected_cost", "regret"):
             self.assertIsNone(s[k], k)
-        self.assertEqual(s["spent"], {"energy_j": 0.0, "time_s": 0.0, "cost": 0.0})
+        self.assertEqual(s["spent"], {"energy_j": 0.0, "time_s": 0.0, "cost": 0.0,
+                                      "energy_kwh": 0.0})
+        self.assertIsNone(s["saved_pct"])
+        self.assertIsNone(doc["projection"])
+        self.assertIn("pruning", doc["projection_reason"])
         self.assertEqual(doc["stage"], "Pruning")
         self.assertEqual(doc["arms"], [])
         self.assertEqual(doc["best_batch_size"], 16)   # min_cost_batch_size: the default

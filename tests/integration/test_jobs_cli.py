@@ -23,10 +23,16 @@ from zbsoserver import ZBSO_BIN, Server, clean_env, job_spec, run_cli
 STAGES = ["Pruning", "MAB"]
 TYPES = ["Exploration", "Concurrent", "MAB"]
 STATUSES = ["Dispatched", "Succeeded", "Failed"]
+# Stored stop reason codes (src/core/types.h); 0: running.
+REASONS = [None, "target_reached", "cost_bound", "max_epochs", "ended", "lease_expired"]
 ODD_ID = 'odd, "id" \u00e9/x\ty'    # a comma, quotes, non-ASCII, a slash and a tab
 FORMATS = ("table", "json", "csv")
 TOKEN = "s3cret-token"
 
+
+def pct(x):
+    """A percentage as a table shows it."""
+    return "-" if x is None else f"{x:.1f}%"
 
 
 def rfc3339_ms(t):
@@ -36,6 +42,7 @@ def rfc3339_ms(t):
     if ms == 1000:
         secs, ms = secs + 1, 0
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{ms:03d}Z"
+
 
 def f1(x):
     """A number as a table shows joules and seconds ("-" for None)."""
@@ -100,7 +107,8 @@ def expected_trial(job, t):
             "lease_renewed_at": t["lease_renewed_at"],
             "time_s": t["time"] if done else None, "energy_j": t["energy"] if done else None,
             "metric": t["metric"] if done else None, "epochs": t["epochs"] if done else None,
-            "cost": cost, "converged": bool(t["converged"])}
+            "cost": cost, "converged": bool(t["converged"]),
+            "stop_reason": REASONS[t["stop_reason"]]}
 
 
 def expected_savings(job, trials):
@@ -117,7 +125,8 @@ def expected_savings(job, trials):
     base = [(t, c) for t, c in zip(fin, costs) if t["batch_size"] == dflt and t["converged"]]
     out = {"finished_trials": n, "failed_trials": sum(t["status"] == 2 for t in trials),
            "spent": spent, "default_batch_size": dflt, "default_runs": len(base),
-           "default_expected": None, "saved": None, "break_even_recurrence": None}
+           "default_expected": None, "saved": None, "saved_pct": None,
+           "break_even_recurrence": None}
     if base:
         de = {"energy_j": 0.0, "time_s": 0.0, "cost": 0.0}
         for t, c in base:
@@ -127,6 +136,9 @@ def expected_savings(job, trials):
         de = {k: v / len(base) for k, v in de.items()}
         out["default_expected"] = de
         out["saved"] = {k: n * de[k] - spent[k] for k in de}
+        out["saved_pct"] = {k[:k.index("_")] if "_" in k else k:
+                            out["saved"][k] / (n * de[k]) * 100 if n * de[k] else None
+                            for k in de}
         k_even, total = None, 0.0
         for j, c in enumerate(costs, 1):
             total += c
@@ -243,7 +255,12 @@ class JobsCliTest(unittest.TestCase):
         self.assertEqual(doc["min_cost_batch_size"], job["min_cost_batch_size"])
         self.assertEqual(doc["trials"], {
             "total": len(trials), **{s: sum(t["status"] == i for t in trials)
-                                     for i, s in enumerate(STATUSES)}})
+                                     for i, s in enumerate(STATUSES)},
+            "by_stop_reason": {**{r: sum(t["stop_reason"] == i for t in trials)
+                                  for i, r in enumerate(REASONS) if r},
+                               "unknown": 0}})
+        # every finished trial has its reason stored
+        self.assertTrue(all((t["stop_reason"] == 0) == (t["status"] == 0) for t in trials))
         want = expected_savings(job, trials)
         got = doc["savings"]
         for k in ("finished_trials", "failed_trials", "default_batch_size", "default_runs",
@@ -251,12 +268,14 @@ class JobsCliTest(unittest.TestCase):
             self.assertEqual(got[k], want[k], f"{job_id} savings.{k}")
         for k in ("best_expected_cost", "regret"):
             self.assertTrue(close(got[k], want[k]), f"{job_id} savings.{k}: {got[k]} {want[k]}")
-        for part in ("spent", "default_expected", "saved"):
+        for part in ("spent", "default_expected", "saved", "saved_pct"):
             if want[part] is None:
                 self.assertIsNone(got[part], f"{job_id} savings.{part}")
                 continue
             for k, v in want[part].items():
                 self.assertTrue(close(got[part][k], v), f"{job_id} savings.{part}.{k}")
+            if part != "saved_pct":
+                self.assertEqual(got[part]["energy_kwh"], got[part]["energy_j"] / 3.6e6)
         return want
 
     def test_ls_every_format(self):
@@ -288,25 +307,43 @@ class JobsCliTest(unittest.TestCase):
                 else:
                     self.assertEqual(float(r[field]), value)
 
+        for r in rows:
+            s = by_id[r["job_id"]]["savings"]
+            for k in ("cost", "energy", "time"):
+                v = s["saved_pct"] and s["saved_pct"][k]
+                got = r[f"savings.saved_pct.{k}"]
+                self.assertEqual(got and float(got), "" if v is None else v)
+            self.assertEqual(int(r["trials.by_stop_reason.target_reached"]),
+                             by_id[r["job_id"]]["trials"]["by_stop_reason"]["target_reached"])
+        # Nothing configured: no CO2e or price column.
+        self.assertFalse([k for k in rows[0] if "co2e" in k or "price" in k or "currency" in k])
+
+        # The headline leads (issue 25): the cost saved, absolute and as a percentage,
+        # whether the job broke even ("not yet" when behind), then energy and time.
         lines = self.both("ls").splitlines()
-        self.assertRegex(lines[0], r"^job id +stage +policy +trials .* min cost \(J\) +spent \(J\) +"
-                                   r"saved \(J\) +saved \(s\) +break-even +updated \(UTC\)$")
+        self.assertRegex(lines[0], r"^job id +stage +cost saved \(J\) +cost saved +break-even +"
+                                   r"energy saved \(kWh\) +energy saved +time saved \(s\) +"
+                                   r"time saved +trials +running +failed +best bs +policy +"
+                                   r"updated \(UTC\)$")
         self.assertEqual(len(lines), 1 + len(self.ids))
         for line, jid in zip(lines[1:], self.ids):
             j = by_id[jid]
             shown = jid.replace("\t", "\\x09")
             self.assertTrue(line.startswith(shown + " "), line)
-            cells = line[len(shown):].split()
+            cells = line[len(shown):].replace("not yet", "not_yet").split()
             s = j["savings"]
-            self.assertEqual(cells[:7], [j["stage"], j["policy"], str(j["trials"]["total"]),
-                                         str(j["trials"]["Dispatched"]),
-                                         str(j["trials"]["Succeeded"]),
-                                         str(j["trials"]["Failed"]), str(j["best_batch_size"])])
-            self.assertEqual(cells[7:12], [
-                f1(j["min_cost"]), f1(s["spent"]["energy_j"]),
-                f1(s["saved"] and s["saved"]["energy_j"]), f1(s["saved"] and s["saved"]["time_s"]),
-                "-" if s["break_even_recurrence"] is None else str(s["break_even_recurrence"])])
-            self.assertEqual(cells[12], time.strftime("%Y-%m-%dT%H:%M:%SZ",
+            saved, sp = s["saved"], s["saved_pct"]
+            be = ("-" if saved is None else "not_yet") if s["break_even_recurrence"] is None \
+                else str(s["break_even_recurrence"])
+            self.assertEqual(cells[:9], [
+                j["stage"], f1(saved and saved["cost"]), pct(sp and sp["cost"]), be,
+                "-" if saved is None else f"{saved['energy_kwh']:.3f}",
+                pct(sp and sp["energy"]), f1(saved and saved["time_s"]),
+                pct(sp and sp["time"]), str(j["trials"]["total"])])
+            self.assertEqual(cells[9:13], [str(j["trials"]["Dispatched"]),
+                                           str(j["trials"]["Failed"]),
+                                           str(j["best_batch_size"]), j["policy"]])
+            self.assertEqual(cells[13], time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                       time.gmtime(j["updated_at"])))
 
     def test_ls_pages_and_prefix(self):
@@ -400,18 +437,21 @@ class JobsCliTest(unittest.TestCase):
                 else:
                     self.assertEqual((r["energy_j"], r["cost"], r["metric"]), ("", "", ""))
                 self.assertEqual(r["converged"], "true" if w["converged"] else "false")
+                self.assertEqual(r["stop_reason"], w["stop_reason"] or "")
 
             lines = self.both("trials", jid).splitlines()
             self.assertRegex(lines[0], r"^trial +bs +type +status +start \(UTC\) +end \(UTC\) +"
                                        r"epochs +time \(s\) +energy \(J\) +cost \(J\) +metric "
-                                       r"+converged$")
+                                       r"+converged +stop reason +energy \(kWh\)$")
             for line, w in zip(lines[1:], want):
                 cells = line.split()
                 self.assertEqual(cells[:4], [str(w["trial_number"]), str(w["batch_size"]),
                                              w["type"], w["status"]])
-                self.assertEqual(cells[-5:-2], [f1(w["time_s"]), f1(w["energy_j"]),
+                self.assertEqual(cells[-7:-4], [f1(w["time_s"]), f1(w["energy_j"]),
                                                 f1(w["cost"])])
-                self.assertEqual(cells[-1], "yes" if w["converged"] else "no")
+                self.assertEqual(cells[-3:], [
+                    "yes" if w["converged"] else "no", w["stop_reason"] or "-",
+                    "-" if w["energy_j"] is None else f"{w['energy_j'] / 3.6e6:.3f}"])
 
     def test_curve_every_format(self):
         seen_points = 0

@@ -216,8 +216,24 @@ class CountersTest(MetricsCase):
         for code, name in types.items():
             self.assertEqual(delta("zbso_trials_dispatched_total", type=name),
                              sum(1 for t in trials if t["type"] == code), name)
-        self.assertEqual(delta("zbso_trials_finished_total", status="Succeeded"), 1)
-        self.assertEqual(delta("zbso_trials_finished_total", status="Failed"), 2)
+        # One series per stop reason (issue 25), each under the status it ends in.
+        finished = {k: v for k, v in after.series("zbso_trials_finished_total").items()}
+        self.assertEqual(
+            {(dict(k)["status"], dict(k)["stop_reason"]) for k in finished},
+            {("Succeeded", "target_reached"), ("Succeeded", "cost_bound"),
+             ("Succeeded", "max_epochs"), ("Failed", "ended"), ("Failed", "lease_expired")})
+        self.assertEqual(delta("zbso_trials_finished_total", status="Succeeded",
+                               stop_reason="target_reached"), 1)
+        for reason in ("cost_bound", "max_epochs"):
+            self.assertEqual(delta("zbso_trials_finished_total", status="Succeeded",
+                                   stop_reason=reason), 0, reason)
+        self.assertEqual(delta("zbso_trials_finished_total", status="Failed",
+                               stop_reason="ended"), 1)
+        self.assertEqual(delta("zbso_trials_finished_total", status="Failed",
+                               stop_reason="lease_expired"), 1)
+        self.assertEqual(delta("zbso_energy_joules_total"), final_energy)
+        # Nothing configured: no CO2e series at all (absent, never 0).
+        self.assertNotIn("zbso_co2e_grams_total", after.text)
         self.assertEqual(delta("zbso_trial_lease_expiries_total"), 1)
         self.assertEqual(delta("zbso_reported_energy_joules_total"), final_energy)
         self.assertEqual(delta("zbso_reported_training_seconds_total"), final_time)

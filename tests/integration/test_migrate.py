@@ -39,6 +39,39 @@ def latest_version(url, cwd):
     return int(m.group(1))
 
 
+# A URL of each backend for `zbso migrate --sql`, which connects to nothing.
+SQL_URLS = {"sqlite": "sqlite:///unused.db", "postgresql": "postgresql://u@127.0.0.1:1/d",
+            "mysql": "mysql://u@127.0.0.1:1/d"}
+VERSION_SET = re.compile(r"(?:user_version = |SET version = |\(version\) VALUES \()(\d+)")
+
+
+def schema_sql(kind):
+    """The whole schema history of backend kind as this binary prints it."""
+    r = run_cli(["migrate", "--sql", "--db", SQL_URLS[kind]], cwd=tempfile.gettempdir())
+    if r.returncode != 0:
+        raise AssertionError(f"zbso migrate --sql for {kind}: {r.stderr}")
+    return r.stdout
+
+
+def version_after(kind, needle):
+    """The schema version whose step holds needle (the first version set after it)."""
+    sql = schema_sql(kind)
+    at = sql.index(needle)
+    return int(VERSION_SET.search(sql, at).group(1))
+
+
+class _Latest(dict):
+    """The latest schema version per backend, read from the binary (the last version its
+    schema history sets), so that a new schema step needs no edit here."""
+
+    def __missing__(self, kind):
+        self[kind] = int(VERSION_SET.findall(schema_sql(kind))[-1])
+        return self[kind]
+
+
+LATEST_VERSION = _Latest()
+
+
 class MigrateCase(unittest.TestCase):
     """A fresh database of the backend per test, and ways to touch it behind zbso's back."""
 

@@ -72,7 +72,7 @@ static void parse_bad(const char *url, const char *secret, ...)
     assert_int_equal(myurl_parse(url, NULL, NULL, &u, &err), ZBSO_EINVAL);
     assert_int_equal(err.code, ZBSO_EINVAL);
     if (url != NULL) {
-        pgurl_mask(url, masked, sizeof masked);
+        dburl_mask(url, masked, sizeof masked);
         assert_string_equal(u.masked, masked);
         snprintf(want, sizeof want, "database URL \"%.200s\": ", masked);
         if (strncmp(err.msg, want, strlen(want)) != 0)
@@ -505,7 +505,7 @@ static void test_refusals(void **state)
 
 static void test_mask(void **state)
 {
-    /* one rule: myurl's masked is pgurl_mask's */
+    /* one rule: myurl's masked is dburl_mask's */
     static const char *const urls[] = {
         "mysql+asyncmy://me:secret@localhost:3306/Zeus",
         "mysql://u:p@h/d?charset=x&unix_socket=/s&ssl-mode=REQUIRED&ssl_ca=/ca&bogus=v",
@@ -515,11 +515,11 @@ static void test_mask(void **state)
     zbso_err err;
     for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
         myurl_parse(urls[i], NULL, NULL, &u, &err);
-        pgurl_mask(urls[i], masked, sizeof masked);
+        dburl_mask(urls[i], masked, sizeof masked);
         assert_string_equal(u.masked, masked);
         assert_null(strstr(masked, "secret"));
     }
-    pgurl_mask(urls[1], masked, sizeof masked);
+    dburl_mask(urls[1], masked, sizeof masked);
     assert_string_equal(masked, "mysql://u:***@h/d?charset=x&unix_socket=/s&ssl-mode=REQUIRED"
                         "&ssl_ca=/ca&bogus=***");
     /* the masked URL parses back to "***", never to the password */

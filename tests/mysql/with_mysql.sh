@@ -41,15 +41,11 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 
-die() {
-    echo "with_mysql.sh: $*" >&2
-    exit 1
-}
-
-if (($# == 0)); then
-    echo "usage: with_mysql.sh CMD [ARGS...]" >&2
-    exit 2
-fi
+FIXTURE_NAME=with_mysql.sh
+# shellcheck source=../netdb/server_fixture.sh
+source "$here/../netdb/server_fixture.sh"
+die() { fixture_die "$@"; }
+fixture_usage "$@"
 
 bin="${ZBSO_MYSQL_BIN:-}"
 if [[ -z "$bin" ]]; then
@@ -79,41 +75,19 @@ if [[ $(id -u) -eq 0 ]]; then
     as_user=(--user=mysql)
 fi
 
-dir="$(mktemp -d /tmp/zbso-my-XXXXXX)"
-child=""
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM HUP
-    if [[ -n "$child" ]] && kill -0 "$child" 2>/dev/null; then
-        kill -TERM "$child" 2>/dev/null || true
-        wait "$child" 2>/dev/null || true
-    fi
-    # A throwaway server: SIGKILL, as "stop immediate" does.
-    "$here/myctl.sh" kill-by-pidfile "$dir/mariadbd.pid" \
-        >/dev/null 2>&1 || true
-    rm -rf "$dir"
-    exit "$status"
+# A throwaway server: SIGKILL, as "stop immediate" does. The watchdog's too: a fresh bash
+# that knows only what is exported.
+export ZBSO_FIXTURE_MYCTL="$here/myctl.sh"
+fixture_kill() {
+    "$ZBSO_FIXTURE_MYCTL" kill-by-pidfile "$1/mariadbd.pid"
 }
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-trap 'exit 129' HUP
-
-if ((${#as_user[@]} > 0)); then
-    chown mysql: "$dir"
-fi
-chmod 700 "$dir"
-
-# A watchdog in a session of its own: when this script dies without its trap (SIGKILL
-# from a test runner's timeout), it still kills the server and removes the dir. Its
-# output goes nowhere, so that nobody waits on a pipe it holds.
-setsid bash -c '
-    while kill -0 "$1" 2>/dev/null; do sleep 1; done
-    "$3/myctl.sh" kill-by-pidfile "$2/mariadbd.pid"
-    rm -rf "$2"' with_mysql_watchdog "$$" "$dir" "$here" </dev/null >/dev/null 2>&1 &
+owner=""
+((${#as_user[@]} == 0)) || owner=mysql
+fixture_begin zbso-my "$owner"
+dir="$FIXTURE_DIR"
 
 user=zbso
-password="$(head -c 24 /dev/urandom | base64 | tr -d '/+=' | head -c 24)"
+password="$(fixture_password)"
 
 write_cnf() {
     cat >"$dir/my.cnf" <<EOF
@@ -165,13 +139,6 @@ EOF
 )
 [[ ${#as_user[@]} -eq 0 ]] || chown mysql: "$dir/init.sql"
 
-free_port() {
-    python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
 export ZBSO_MYSQL_HOST=127.0.0.1
 export ZBSO_MYSQL_USER="$user"
 export ZBSO_MYSQL_PASSWORD="$password"
@@ -183,20 +150,19 @@ export ZBSO_MYSQL_SOCKET="$dir/mysqld.sock"
 export ZBSO_MYSQL_LOG="$dir/server.log"
 export ZBSO_MYSQL_CTL="$here/myctl.sh"
 
-started=""
-for attempt in 1 2 3; do
-    port="$(free_port)"
-    write_cnf "$port"
-    export ZBSO_MYSQL_PORT="$port"
+# Starts the server on port $1 (the option file written again for each try).
+my_start() {
+    write_cnf "$1"
+    export ZBSO_MYSQL_PORT="$1"
     : >"$dir/server.log"
     [[ ${#as_user[@]} -eq 0 ]] || chown mysql: "$dir/server.log"
-    if "$ZBSO_MYSQL_CTL" start --init-file="$dir/init.sql" >"$dir/start.log" 2>&1; then
-        started=1
-        break
-    fi
-    # Another process may have taken the port between free_port and the start.
-    grep -q "Address already in use" "$dir/server.log" 2>/dev/null || break
-done
+    "$ZBSO_MYSQL_CTL" start --init-file="$dir/init.sql" >"$dir/start.log" 2>&1
+}
+started=""
+if fixture_start my_start "$dir/server.log" "Address already in use"; then
+    started=1
+fi
+port="$FIXTURE_PORT"
 rm -f "$dir/init.sql"
 if [[ -z "$started" ]]; then
     cat "$dir/start.log" "$dir/server.log" >&2 2>/dev/null || true
@@ -204,13 +170,4 @@ if [[ -z "$started" ]]; then
 fi
 export ZBSO_MYSQL_URL="mysql://$user:$password@127.0.0.1:$port/zbso"
 
-# In the background, so that a signal to this script interrupts the wait and the trap
-# stops the server.
-"$@" &
-child=$!
-set +e
-wait "$child"
-status=$?
-set -e
-child=""
-exit "$status"
+fixture_run "$@"

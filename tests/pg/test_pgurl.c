@@ -1,4 +1,4 @@
-/* test_pgurl.c: pgurl_parse and pgurl_mask on good and bad PostgreSQL URLs: libpq
+/* test_pgurl.c: pgurl_parse and dburl_mask on good and bad PostgreSQL URLs: libpq
  * keywords, percent-decoding, user/password filling, and messages that name the URL with
  * its password masked. Pure: needs no PostgreSQL. */
 #include <setjmp.h>
@@ -201,7 +201,11 @@ static void test_bad_urls(void **state)
               "not a PostgreSQL connection parameter", NULL);
     parse_bad("postgresql://u:topsecret@h/d?replication=1", "topsecret", "\"replication\"", NULL);
     parse_bad("postgresql://h/d?ssl=maybe", NULL, "ssl=\"maybe\"", NULL);
-    parse_bad("postgresql://u:topsecret@h1,h2/d", "topsecret", "several hosts", NULL);
+    parse_bad("postgresql://u:topsecret@h1,h%2C2/d", "topsecret", "%2C", NULL);
+    parse_bad("postgresql://u:topsecret@h1:5432,h2:0/d", "topsecret", "port \"0\"", NULL);
+    parse_bad("postgresql://u:topsecret@h1,h2,/d", "topsecret", "ends its host list", NULL);
+    parse_bad("postgresql://u:topsecret@h1,[::1/d", "topsecret", "']'", NULL);
+    parse_bad("postgresql://u@h1:1,h2:topsecret/d", "topsecret", "port is not a number", NULL);
     parse_bad("postgresql://u:topsecret@[::1/d", "topsecret", "']'", NULL);
     parse_bad("postgresql://u:topsecret@[::1]x/d", "topsecret", "']'", NULL);
     parse_bad("postgresql://u:topsecret@h/d/e", "topsecret", "path \"/d/e\"", NULL);
@@ -219,6 +223,43 @@ static void test_bad_urls(void **state)
     long_url[n] = '\0';
     parse_bad(long_url, "topsecret", "longer than", NULL);
     free(long_url);
+}
+
+/* libpq's multi-host form (issue 26 builds failover on it) and its postgres:// alias. */
+static void test_multi_host(void **state)
+{
+    parse_ok("postgresql://u:pw@h1:5432,h2:5433/d?target_session_attrs=read-write"
+             "&connect_timeout=2&sslmode=prefer", NULL, NULL);
+    assert_param("host", "h1,h2");
+    assert_param("port", "5432,5433");
+    assert_param("dbname", "d");
+    assert_param("target_session_attrs", "read-write");
+    assert_param("connect_timeout", "2");
+    assert_param("sslmode", "prefer");
+    assert_string_equal(u.masked, "postgresql://u:***@h1:5432,h2:5433/d?target_session_attrs="
+                                  "read-write&connect_timeout=2&sslmode=prefer");
+    /* a port for some hosts only: libpq's default for the others (an empty list entry) */
+    parse_ok("postgresql://h1,h2:5433,[::1]/d", NULL, NULL);
+    assert_param("host", "h1,h2,::1");
+    assert_param("port", ",5433,");
+    parse_ok("postgresql://h1,h2/d", NULL, NULL);
+    assert_param("host", "h1,h2");
+    assert_param("port", NULL);
+    parse_ok("postgresql://[::1]:5432,[fe80::1%25eth0]:5433/d", NULL, NULL);
+    assert_param("host", "::1,fe80::1%eth0");
+    assert_param("port", "5432,5433");
+    parse_ok("postgres://bob:pw@db:5432/bso?target_session_attrs=primary", NULL, NULL);
+    assert_param("user", "bob");
+    assert_param("host", "db");
+    assert_param("target_session_attrs", "primary");
+    assert_string_equal(u.masked, "postgres://bob:***@db:5432/bso?target_session_attrs=primary");
+    parse_bad("postgres+asyncpg://u:pw@h/d", NULL, "postgres+asyncpg://u:***@h/d", NULL);
+    /* a bad port after a good one is masked from there on: it may be a password */
+    char out[256];
+    dburl_mask("postgresql://u@h1:1,h2:s3cret/d", out, sizeof out);
+    assert_string_equal(out, "postgresql://u@h1:1,h2:***/d");
+    dburl_mask("postgresql://u:pw@[::1]:nope/d", out, sizeof out);
+    assert_string_equal(out, "postgresql://u:***@[::1]:***/d");
 }
 
 static void test_too_many_params(void **state)
@@ -240,43 +281,43 @@ static void test_too_many_params(void **state)
 static void test_mask(void **state)
 {
     char out[256];
-    pgurl_mask("postgresql://u:pw@h/d", out, sizeof out);
+    dburl_mask("postgresql://u:pw@h/d", out, sizeof out);
     assert_string_equal(out, "postgresql://u:***@h/d");
-    pgurl_mask("postgresql://u@h/d", out, sizeof out);
+    dburl_mask("postgresql://u@h/d", out, sizeof out);
     assert_string_equal(out, "postgresql://u@h/d");
-    pgurl_mask("postgresql://h:5432/d", out, sizeof out);
+    dburl_mask("postgresql://h:5432/d", out, sizeof out);
     assert_string_equal(out, "postgresql://h:5432/d");
-    pgurl_mask("sqlite:///x.db", out, sizeof out);
+    dburl_mask("sqlite:///x.db", out, sizeof out);
     assert_string_equal(out, "sqlite:///x.db");
-    pgurl_mask("postgresql://u:p%40w@h/d?a=1&pass%77ord=zz&sslmode=require", out, sizeof out);
+    dburl_mask("postgresql://u:p%40w@h/d?a=1&pass%77ord=zz&sslmode=require", out, sizeof out);
     assert_string_equal(out, "postgresql://u:***@h/d?a=***&pass%77ord=***&sslmode=require");
-    pgurl_mask("no scheme?password=x", out, sizeof out);
+    dburl_mask("no scheme?password=x", out, sizeof out);
     assert_string_equal(out, "no scheme?password=***");
-    pgurl_mask("postgresql?//u:pw@h/d?sslmode=x&passwordpw&&", out, sizeof out);
+    dburl_mask("postgresql?//u:pw@h/d?sslmode=x&passwordpw&&", out, sizeof out);
     assert_string_equal(out, "postgresql?//u:***@h/d?sslmode=x&***&&");
-    pgurl_mask("postgresql://u:p\x1b[31m@h\n/d", out, sizeof out);
+    dburl_mask("postgresql://u:p\x1b[31m@h\n/d", out, sizeof out);
     assert_string_equal(out, "postgresql://u:***@h?/d");
-    pgurl_mask("postgresql://u:pw@h/d", out, 8);
+    dburl_mask("postgresql://u:pw@h/d", out, 8);
     assert_string_equal(out, "postgre");
-    pgurl_mask("postgresql://u:pw@h/d", out, 17);
+    dburl_mask("postgresql://u:pw@h/d", out, 17);
     assert_string_equal(out, "postgresql://u:*");
-    pgurl_mask(NULL, out, sizeof out);
+    dburl_mask(NULL, out, sizeof out);
     assert_string_equal(out, "");
     /* an empty password is masked once, not forever (the fuzz finding: an endless loop) */
-    pgurl_mask("postgresql://zeus:@db.example.com/zeus", out, sizeof out);
+    dburl_mask("postgresql://zeus:@db.example.com/zeus", out, sizeof out);
     assert_string_equal(out, "postgresql://zeus:***@db.example.com/zeus");
-    pgurl_mask("x:@y", out, sizeof out);
+    dburl_mask("x:@y", out, sizeof out);
     assert_string_equal(out, "x:***@y");
     /* a second '@' (unescaped in a password or a user name): up to the last is masked */
-    pgurl_mask("postgresql://u:p@ss@h/d", out, sizeof out);
+    dburl_mask("postgresql://u:p@ss@h/d", out, sizeof out);
     assert_string_equal(out, "postgresql://u:***@***@h/d");
-    pgurl_mask("postgresql://u@srv:secret@h:5432/d", out, sizeof out);
+    dburl_mask("postgresql://u@srv:secret@h:5432/d", out, sizeof out);
     assert_string_equal(out, "postgresql://u@***@h:5432/d");
     /* a port that is not 1-5 digits, also after "...@" */
-    pgurl_mask("postgresql://u:pw@h:abc/d", out, sizeof out);
+    dburl_mask("postgresql://u:pw@h:abc/d", out, sizeof out);
     assert_string_equal(out, "postgresql://u:***@h:***/d");
     /* MySQL URLs' settings (myurl.h) are no secrets */
-    pgurl_mask("mysql://u:pw@h/d?charset=x&unix_socket=/s&ssl-mode=y&ssl_key=/k", out,
+    dburl_mask("mysql://u:pw@h/d?charset=x&unix_socket=/s&ssl-mode=y&ssl_key=/k", out,
                sizeof out);
     assert_string_equal(out, "mysql://u:***@h/d?charset=x&unix_socket=/s&ssl-mode=y&ssl_key=/k");
 }
@@ -329,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_query_parameters),
         cmocka_unit_test(test_user_password_filling),
         cmocka_unit_test(test_bad_urls),
+        cmocka_unit_test(test_multi_host),
         cmocka_unit_test(test_too_many_params),
         cmocka_unit_test(test_mask),
         cmocka_unit_test(test_any_bytes),

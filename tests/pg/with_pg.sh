@@ -32,15 +32,11 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 
-die() {
-    echo "with_pg.sh: $*" >&2
-    exit 1
-}
-
-if (($# == 0)); then
-    echo "usage: with_pg.sh CMD [ARGS...]" >&2
-    exit 2
-fi
+FIXTURE_NAME=with_pg.sh
+# shellcheck source=../netdb/server_fixture.sh
+source "$here/../netdb/server_fixture.sh"
+die() { fixture_die "$@"; }
+fixture_usage "$@"
 
 bin="${ZBSO_PG_BIN:-}"
 if [[ -z "$bin" ]]; then
@@ -62,47 +58,23 @@ if [[ $(id -u) -eq 0 ]]; then
     as_pg=(runuser -u postgres --)
 fi
 
-dir="$(mktemp -d /tmp/zbso-pg-XXXXXX)"
-child=""
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM HUP
-    if [[ -n "$child" ]] && kill -0 "$child" 2>/dev/null; then
-        kill -TERM "$child" 2>/dev/null || true
-        wait "$child" 2>/dev/null || true
+# The watchdog's too: a fresh bash that knows only what is exported.
+export ZBSO_FIXTURE_PG_BIN="$bin"
+fixture_kill() {
+    [[ -f "$1/data/postmaster.pid" ]] || return 0
+    if [[ $(id -u) -eq 0 ]]; then
+        runuser -u postgres -- "$ZBSO_FIXTURE_PG_BIN/pg_ctl" -D "$1/data" -m immediate -w stop
+    else
+        "$ZBSO_FIXTURE_PG_BIN/pg_ctl" -D "$1/data" -m immediate -w stop
     fi
-    if [[ -f "$dir/data/postmaster.pid" ]]; then
-        "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
-    fi
-    rm -rf "$dir"
-    exit "$status"
 }
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-trap 'exit 129' HUP
-
-if ((${#as_pg[@]} > 0)); then
-    chown postgres: "$dir"
-fi
-chmod 700 "$dir"
-
-# A watchdog in a session of its own: when this script dies without its trap (SIGKILL
-# from a test runner's timeout), it still stops the server and removes the dir. Its
-# output goes nowhere, so that nobody waits on a pipe it holds.
-setsid bash -c '
-    while kill -0 "$1" 2>/dev/null; do sleep 1; done
-    if [[ -f "$2/data/postmaster.pid" ]]; then
-        if [[ $(id -u) -eq 0 ]]; then
-            runuser -u postgres -- "$3/pg_ctl" -D "$2/data" -m immediate -w stop
-        else
-            "$3/pg_ctl" -D "$2/data" -m immediate -w stop
-        fi
-    fi
-    rm -rf "$2"' with_pg_watchdog "$$" "$dir" "$bin" </dev/null >/dev/null 2>&1 &
+owner=""
+((${#as_pg[@]} == 0)) || owner=postgres
+fixture_begin zbso-pg "$owner"
+dir="$FIXTURE_DIR"
 
 user=zbso
-password="$(head -c 24 /dev/urandom | base64 | tr -d '/+=' | head -c 24)"
+password="$(fixture_password)"
 (umask 077 && printf '%s\n' "$password" >"$dir/pwfile")
 [[ ${#as_pg[@]} -eq 0 ]] || chown postgres: "$dir/pwfile"
 
@@ -116,19 +88,11 @@ if ! "${as_pg[@]}" "$bin/initdb" -D "$dir/data" -U "$user" --pwfile="$dir/pwfile
 fi
 rm -f "$dir/pwfile"
 
-free_port() {
-    python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
-started=""
-for attempt in 1 2 3; do
-    port="$(free_port)"
+# Starts the cluster on port $1 (the configuration written again for each try).
+pg_start() {
     cat >"$dir/data/zbso.conf" <<EOF
 listen_addresses = '127.0.0.1'
-port = $port
+port = $1
 unix_socket_directories = '$dir'
 fsync = on
 synchronous_commit = on
@@ -139,18 +103,14 @@ EOF
     [[ ${#as_pg[@]} -eq 0 ]] || chown postgres: "$dir/data/zbso.conf"
     grep -q "^include = 'zbso.conf'" "$dir/data/postgresql.conf" ||
         echo "include = 'zbso.conf'" >>"$dir/data/postgresql.conf"
-    if "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-        >"$dir/pg_ctl.log" 2>&1; then
-        started=1
-        break
-    fi
-    # Another process may have taken the port between free_port and the start.
-    grep -q "could not bind\|Address already in use" "$dir/server.log" 2>/dev/null || break
-done
-if [[ -z "$started" ]]; then
+    "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
+        >"$dir/pg_ctl.log" 2>&1
+}
+if ! fixture_start pg_start "$dir/server.log" "could not bind|Address already in use"; then
     cat "$dir/pg_ctl.log" "$dir/server.log" >&2 2>/dev/null || true
     die "PostgreSQL did not start (logs above)"
 fi
+port="$FIXTURE_PORT"
 
 export ZBSO_PG_HOST=127.0.0.1
 export ZBSO_PG_PORT="$port"
@@ -165,13 +125,4 @@ export ZBSO_PG_URL="postgresql://$user:$password@127.0.0.1:$port/zbso"
 
 "$ZBSO_PG_CTL" createdb zbso >/dev/null || die "could not create database zbso"
 
-# In the background, so that a signal to this script interrupts the wait and the trap
-# stops the server.
-"$@" &
-child=$!
-set +e
-wait "$child"
-status=$?
-set -e
-child=""
-exit "$status"
+fixture_run "$@"

@@ -18,7 +18,7 @@
 #include "../client/serve.h"
 #include "zbso/zbso.h"
 
-static char dir[64], state[128], url[64];
+static char dir[64], state[128], state_dir[128], url[64];
 static pid_t server_pid;
 
 /* Per step at each limit (W): 300 -> 1.0 s 250 J, 200 -> 1.3 s 220 J, 100 -> 1.8 s
@@ -94,6 +94,8 @@ static int group_setup(void **unused)
     snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
     snprintf(state, sizeof state, "%s/limits", dir);
     setenv("FAKE_NVML_STATE", state, 1);
+    snprintf(state_dir, sizeof state_dir, "%s/state", dir);
+    setenv("ZBSO_STATE_DIR", state_dir, 1);
     setenv("FAKE_NVML_GPUS", "1", 1);
     setenv("FAKE_NVML_MIN_LIMIT_MW", "100000", 1);
     setenv("FAKE_NVML_MAX_LIMIT_MW", "300000", 1);
@@ -114,6 +116,7 @@ static int setup(void **unused)
     (void)unused;
     unlink(state);
     unsetenv("FAKE_NVML_LIMIT_MW");
+    unsetenv("FAKE_NVML_DEFAULT_LIMIT_MW");
     unsetenv("FAKE_NVML_SET_FAIL");
     unsetenv("ZBSO_POWER_LIMIT");
     unsetenv("ZEUS_PROFILE_PARAMS");
@@ -164,6 +167,7 @@ static void test_sequence_and_restore(void **unused)
     (void)unused;
     /* The GPU starts at 250 W: the highest limit is set first, and 250 W is put back. */
     setenv("FAKE_NVML_LIMIT_MW", "250000", 1);
+    setenv("FAKE_NVML_DEFAULT_LIMIT_MW", "250000", 1);   /* the GPU's original */
     zbso_power_options o = opts(&m);
     o.selector = ZBSO_PL_ZEUS_COST;
     o.eta_knob = 0.9;   /* 0.9 E + 30 T: 255, 237, 270 -> 200 W */
@@ -242,6 +246,7 @@ static void test_observer_and_max(void **unused)
     char log[256];
     (void)unused;
     setenv("FAKE_NVML_LIMIT_MW", "250000", 1);
+    setenv("FAKE_NVML_DEFAULT_LIMIT_MW", "250000", 1);   /* the GPU's original */
     setenv("ZBSO_POWER_LIMIT", "observe", 1);
     zbso_power_options o = opts(&m);
     o.selector = ZBSO_PL_ENERGY;
@@ -281,6 +286,7 @@ static void test_no_privilege(void **unused)
     char err[ZBSO_ERRBUF_MAX];
     (void)unused;
     setenv("FAKE_NVML_LIMIT_MW", "250000", 1);
+    setenv("FAKE_NVML_DEFAULT_LIMIT_MW", "250000", 1);   /* the GPU's original */
     setenv("FAKE_NVML_SET_FAIL", "noperm", 1);
     assert_int_equal(zbso_power_optimizer_new(&o, &p, err, sizeof err), ZBSO_EPERM);
     assert_null(p);

@@ -10,6 +10,8 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +28,7 @@
 
 static char dir[64];
 static char state[128];
+static char state_dir[128];
 
 /* The set calls in the limit file: count, and the last limit of GPU gpu (0 if none). */
 static int sets_in_file(unsigned gpu, unsigned *last)
@@ -53,6 +57,10 @@ static int setup(void **unused)
     snprintf(dir, sizeof dir, "/tmp/zbso-power-XXXXXX");
     assert_non_null(mkdtemp(dir));
     snprintf(state, sizeof state, "%s/limits", dir);
+    snprintf(state_dir, sizeof state_dir, "%s/state", dir);
+    setenv("ZBSO_STATE_DIR", state_dir, 1);
+    unsetenv("ZBSO_GUARD");
+    unsetenv("FAKE_NVML_DEFAULT_LIMIT_MW");
     setenv("ZBSO_NVML_LIBRARY", FAKE_NVML_PATH, 1);
     setenv("FAKE_NVML_STATE", state, 1);
     setenv("FAKE_NVML_GPUS", "2", 1);
@@ -69,11 +77,26 @@ static int setup(void **unused)
 
 static int teardown(void **unused)
 {
-    char p[160];
+    char p[512];
     (void)unused;
     unlink(state);
     snprintf(p, sizeof p, "%s/zeusd.sock", dir);
     unlink(p);
+    /* A guard of a killed child may still be removing its records: retry for 2 s. */
+    for (int i = 0; i < 100; i++) {
+        DIR *d = opendir(state_dir);
+        struct dirent *e;
+        while (d != NULL && (e = readdir(d)) != NULL)
+            if (e->d_name[0] != '.') {
+                snprintf(p, sizeof p, "%s/%s", state_dir, e->d_name);
+                unlink(p);
+            }
+        if (d != NULL)
+            closedir(d);
+        if (rmdir(state_dir) == 0 || errno == ENOENT)
+            break;
+        usleep(20000);
+    }
     rmdir(dir);
     return 0;
 }
@@ -226,20 +249,18 @@ static void test_restored_on_signals(void **unused)
     }
 }
 
-static void test_sigkill_leaves_the_limits(void **unused)
+/* Forks a child that opens the GPUs, sets 150 W on both and waits; returns its pid once
+ * the limits are set. */
+static pid_t child_at_150(void)
 {
-    unsigned last;
-    (void)unused;
-    /* SIGKILL cannot be caught: the limits stay as the process left them (zbso run, the
-     * parent of a training command, restores them then: tests/run). */
     int p[2];
     char c;
-    unlink(state);
     assert_int_equal(pipe(p), 0);
     pid_t pid = fork();
     if (pid == 0) {
         pw_gpus *g;
         zbso_err err;
+        close(p[0]);
         if (pw_open(NULL, 0, 0, &g, &err) < 0 || pw_set(g, 150000, &err) < 0)
             _exit(90);
         if (write(p[1], "x", 1) != 1)
@@ -250,12 +271,174 @@ static void test_sigkill_leaves_the_limits(void **unused)
     close(p[1]);
     assert_int_equal(read(p[0], &c, 1), 1);
     close(p[0]);
-    kill(pid, SIGKILL);
+    return pid;
+}
+
+static void kill_and_reap(pid_t pid)
+{
     int status;
+    kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+/* The record of GPU i's original limit in the state directory, or "" if none. */
+static void record_of(unsigned i, char *out, size_t cap)
+{
+    char path[512];
+    out[0] = '\0';
+    FILE *f = NULL;
+    /* The fake's UUID: GPU-fa4e<hash>-0000-4000-8000-<index>: find it by its index. */
+    DIR *d = opendir(state_dir);
+    struct dirent *e;
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "-%012u", i);
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, "power-limit-", 12) == 0 && n > strlen(suffix) &&
+            strcmp(e->d_name + n - strlen(suffix), suffix) == 0) {
+            snprintf(path, sizeof path, "%s/%s", state_dir, e->d_name);
+            f = fopen(path, "r");
+        }
+    }
+    if (d != NULL)
+        closedir(d);
+    if (f != NULL) {
+        size_t n = fread(out, 1, cap - 1, f);
+        out[n] = '\0';
+        fclose(f);
+    }
+}
+
+/* SIGKILL cannot be caught, but the guard process sees its parent die and puts the limits
+ * back within a few seconds, then drops the records (issue 22). */
+static void test_sigkill_restored_by_the_guard(void **unused)
+{
+    unsigned last0, last1;
+    char rec[1024];
+    (void)unused;
+    pid_t pid = child_at_150();
+    record_of(0, rec, sizeof rec);
+    assert_non_null(strstr(rec, "original_mw 300000\n"));
+    struct stat st;
+    assert_int_equal(stat(state_dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    kill_and_reap(pid);
+    double waited = 0;
+    while (waited < 5.0) {
+        sets_in_file(0, &last0);
+        sets_in_file(1, &last1);
+        if (last0 == 300000 && last1 == 300000)
+            break;
+        usleep(20000);
+        waited += 0.02;
+    }
+    assert_int_equal(last0, 300000);
+    assert_int_equal(last1, 300000);
+    assert_int_equal(sets_in_file(0, &last0), 4);   /* 150 and 300 on two GPUs */
+    /* The guard dropped the records once the limits were back. */
+    for (int i = 0; i < 250; i++) {
+        record_of(0, rec, sizeof rec);
+        if (rec[0] == '\0')
+            break;
+        usleep(20000);
+    }
+    assert_string_equal(rec, "");
+}
+
+/* The guard died too (here: none ran): the record of the killed process says what the
+ * GPUs had, so the next process puts back 300 W, not the 150 W it finds. */
+static void test_record_outlives_the_guard(void **unused)
+{
+    pw_gpus *g;
+    zbso_err err;
+    unsigned last, cur[2];
+    char rec[1024];
+    (void)unused;
+    setenv("ZBSO_GUARD", "none", 1);
+    pid_t pid = child_at_150();
+    kill_and_reap(pid);
+    unsetenv("ZBSO_GUARD");
+    usleep(300000);
     assert_int_equal(sets_in_file(0, &last), 2);
     assert_int_equal(last, 150000);
+    record_of(1, rec, sizeof rec);
+    assert_non_null(strstr(rec, "original_mw 300000\n"));
+    /* Opening puts the dead process's limits back at once and takes the records over. */
+    assert_int_equal(pw_open(NULL, 0, 0, &g, &err), 0);
+    assert_int_equal(pw_original(g)[0], 300000);
+    assert_int_equal(pw_limits(g, cur, &err), 0);
+    assert_true(cur[0] == 300000 && cur[1] == 300000);
+    char mine[64];
+    snprintf(mine, sizeof mine, "pid %ld\n", (long)getpid());
+    record_of(1, rec, sizeof rec);
+    assert_non_null(strstr(rec, mine));
+    assert_int_equal(pw_set(g, 200000, &err), 0);
+    pw_close(g);
+    assert_int_equal(sets_in_file(1, &last), 8);   /* 150, 300, 200, 300 on two GPUs */
+    assert_int_equal(last, 300000);
+    record_of(1, rec, sizeof rec);
+    assert_string_equal(rec, "");
+}
+
+/* No record: the original is NVML's default limit, never the limit found. A record of
+ * another boot, or one that is not ours, is no record. */
+static void test_original_without_a_record(void **unused)
+{
+    pw_gpus *g;
+    zbso_err err;
+    (void)unused;
+    char path[512];
+    setenv("FAKE_NVML_LIMIT_MW", "150000", 1);
+    assert_int_equal(pw_open(NULL, 0, 0, &g, &err), 0);
+    assert_int_equal(pw_original(g)[0], 300000);   /* the default: the max here */
+    pw_close(g);
+    unlink(state);
+    setenv("FAKE_NVML_DEFAULT_LIMIT_MW", "250000", 1);
+    assert_int_equal(pw_open(NULL, 0, 0, &g, &err), 0);
+    assert_int_equal(pw_original(g)[0], 250000);
+    /* Leave a record behind as a killed process would, then age it by a boot. */
+    char rec[1024];
+    record_of(0, rec, sizeof rec);
+    assert_non_null(strstr(rec, "original_mw 250000\n"));
+    DIR *d = opendir(state_dir);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "power-limit-", 12) == 0 && strstr(e->d_name, "-000000000000")) {
+            snprintf(path, sizeof path, "%s/%s", state_dir, e->d_name);
+            FILE *f = fopen(path, "w");
+            assert_non_null(f);
+            fprintf(f, "zbso power limit record 1\nboot_id another-boot\nuuid x\n"
+                    "original_mw 120000\npid 1\npid_start 1\n");
+            fclose(f);
+        }
+    closedir(d);
+    pw_close(g);   /* the record is not this process's any more: left as it is */
+    unsetenv("FAKE_NVML_DEFAULT_LIMIT_MW");
+    setenv("FAKE_NVML_LIMIT_MW", "300000", 1);
+    unlink(state);
+    assert_int_equal(pw_open(NULL, 0, 0, &g, &err), 0);
+    assert_int_equal(pw_original(g)[0], 300000);
+    pw_close(g);
+    unsetenv("FAKE_NVML_LIMIT_MW");
+}
+
+/* A state directory another user could write is refused: the actuator works, keeping no
+ * record there. */
+static void test_unsafe_state_dir(void **unused)
+{
+    pw_gpus *g;
+    zbso_err err;
+    char rec[1024];
+    (void)unused;
+    assert_int_equal(mkdir(state_dir, 0700), 0);
+    assert_int_equal(chmod(state_dir, 0777), 0);
+    assert_int_equal(pw_open(NULL, 0, 0, &g, &err), 0);
+    assert_int_equal(pw_set(g, 200000, &err), 0);
+    record_of(0, rec, sizeof rec);
+    assert_string_equal(rec, "");
+    pw_close(g);
+    assert_int_equal(chmod(state_dir, 0700), 0);
 }
 
 static void test_forked_child_signal_restores_nothing(void **unused)
@@ -309,7 +492,8 @@ static void test_forked_child_signal_restores_nothing(void **unused)
 
 /* A child forked after the guard that opens an actuator of its own: its SIGTERM restores
  * its limits and ends it alone, never the parent (whose guard thread reads the pipe the
- * child inherited). */
+ * child inherited). What it puts back is the GPUs' true original (300 W, the record its
+ * parent keeps), not the 150 W its parent had set when it opened. */
 static void test_forked_child_with_its_own_guard(void **unused)
 {
     unsigned last;
@@ -324,7 +508,7 @@ static void test_forked_child_with_its_own_guard(void **unused)
         pid_t w = fork();
         if (w == 0) {
             pw_gpus *g2;
-            /* Its original limit is the parent's 150 W. */
+            /* Its original limit is the record's 300 W, not the 150 W it finds. */
             if (pw_open(NULL, 0, PW_GUARD_SIGNALS, &g2, &err) < 0 ||
                 pw_set(g2, 250000, &err) < 0)
                 _exit(95);
@@ -342,9 +526,9 @@ static void test_forked_child_with_its_own_guard(void **unused)
         waitpid(w, &ws, 0);
         if (!WIFSIGNALED(ws) || WTERMSIG(ws) != SIGTERM)
             _exit(92);
-        /* Still alive, and the grandchild put its own original (150 W) back. */
+        /* Still alive, and the grandchild put the true original (300 W) back. */
         unsigned cur[2];
-        if (pw_limits(g, cur, &err) < 0 || cur[0] != 150000)
+        if (pw_limits(g, cur, &err) < 0 || cur[0] != 300000)
             _exit(93);
         exit(0);   /* atexit: 300 W back */
     }
@@ -352,7 +536,7 @@ static void test_forked_child_with_its_own_guard(void **unused)
     waitpid(pid, &status, 0);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
-    assert_int_equal(sets_in_file(0, &last), 8);   /* 150, 250, 150, 300 on two GPUs */
+    assert_int_equal(sets_in_file(0, &last), 6);   /* 150, 250, 300 on two GPUs */
     assert_int_equal(last, 300000);
 }
 
@@ -516,6 +700,57 @@ static void test_zeusd_unix_socket(void **unused)
     unsetenv("FAKE_NVML_SET_FAIL");
 }
 
+/* A forked child that closes its copy of the parent's actuator (a data loader worker
+ * freeing the optimizer it inherited) restores nothing and leaves the parent's guard. */
+static void test_forked_child_close_leaves_the_parents(void **unused)
+{
+    pw_gpus *g;
+    zbso_err err;
+    unsigned cur[2], last;
+    (void)unused;
+    assert_int_equal(pw_open(NULL, 0, 0, &g, &err), 0);
+    assert_int_equal(pw_set(g, 150000, &err), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        pw_close(g);
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(pw_limits(g, cur, &err), 0);
+    assert_true(cur[0] == 150000 && cur[1] == 150000);
+    pw_close(g);
+    assert_int_equal(sets_in_file(0, &last), 4);   /* 150, 300 on two GPUs */
+    assert_int_equal(last, 300000);
+}
+
+/* The guard restores through zeusd too: NVML may not set here, and a SIGKILL of the
+ * process that set 150 W through zeusd is followed by the guard's set of 300 W there. */
+static void test_zeusd_sigkill_restored_by_the_guard(void **unused)
+{
+    fake_zeusd z = {.discover_status = 200, .discover_body = DISCOVER, .set_status = 200};
+    unsigned last = 0;
+    (void)unused;
+    unlink(state);
+    setenv("FAKE_NVML_SET_FAIL", "noperm", 1);
+    zeusd_start(&z, false);
+    pid_t pid = child_at_150();
+    assert_int_equal(sets_in_file(0, &last), 2);
+    assert_int_equal(last, 150000);
+    kill_and_reap(pid);
+    for (int i = 0; i < 250 && last != 300000; i++) {
+        usleep(20000);
+        sets_in_file(0, &last);
+    }
+    assert_int_equal(last, 300000);
+    assert_int_equal(z.n, 4);   /* the child's discover and set, the guard's */
+    assert_string_equal(z.req[3], "POST /gpu/set_power_limit?gpu_ids=0,1&power_limit_mw=300000"
+                                  "&block=true HTTP/1.1|");
+    zeusd_stop(&z);
+    unsetenv("FAKE_NVML_SET_FAIL");
+}
+
 static void test_zeusd_tcp_errors_and_legacy(void **unused)
 {
     fake_zeusd z = {.discover_status = 200, .discover_body = DISCOVER, .set_status = 403};
@@ -582,13 +817,20 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_privilege, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restored_at_exit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restored_on_signals, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sigkill_leaves_the_limits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sigkill_restored_by_the_guard, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_outlives_the_guard, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_original_without_a_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unsafe_state_dir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forked_child_signal_restores_nothing, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_forked_child_with_its_own_guard, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_zeusd_unix_socket, setup, teardown),
         cmocka_unit_test_setup_teardown(test_zeusd_tcp_errors_and_legacy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forked_child_close_leaves_the_parents, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_zeusd_sigkill_restored_by_the_guard, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -76,6 +77,10 @@ class FakeNvmlMixin:
             del os.environ[k]
         os.environ.pop("CUDA_VISIBLE_DEVICES", None)
         os.environ.update(fake_nvml_env(**{**self.nvml_settings, **settings}))
+        # Records of original power limits (SPEC §6.1) stay in the test's own directory.
+        state = tempfile.TemporaryDirectory(prefix="zbso-state-")
+        self.addCleanup(state.cleanup)
+        os.environ["ZBSO_STATE_DIR"] = state.name
 
 
 class ServerCase(FakeNvmlMixin, unittest.TestCase):

@@ -52,6 +52,11 @@ class TestInstall(unittest.TestCase):
         self.dying = os.environ["ZBSO_FAKE_ASAN_LIBRARY"]
         self.asan_lib = self.build_dir("build-asan", self.dying, "ZBSO_SANITIZE:BOOL=ON\n")
         self.good_lib = self.build_dir("build", self.lib, "ZBSO_SANITIZE:BOOL=OFF\n")
+        # The build's guard program, where a build keeps it (src/power), to be bundled too.
+        guard = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(self.lib))),
+                             "power", "zbso-guard")
+        os.makedirs(os.path.join(self.repo, "build", "src", "power"))
+        shutil.copy(guard, os.path.join(self.repo, "build", "src", "power", "zbso-guard"))
 
     def build_dir(self, name, lib_from, cache):
         """<repo>/NAME/src/client/libzbso.so, a copy of lib_from, and NAME/CMakeCache.txt
@@ -111,6 +116,8 @@ class TestInstall(unittest.TestCase):
         bundled = os.path.join(site, "zbso", "libzbso.so")
         with open(bundled, "rb") as a, open(self.lib, "rb") as b:
             self.assertTrue(a.read() == b.read(), "the bundled library is not build/'s")
+        # With the guard process libzbso starts beside itself (SPEC 6.1).
+        self.assertTrue(os.access(os.path.join(site, "zbso", "zbso-guard"), os.X_OK))
         # The installed package loads its own copy, from anywhere, without ZBSO_LIBRARY.
         r = self.run_py(py, site)
         self.assertEqual(r.returncode, 0, r.stderr)

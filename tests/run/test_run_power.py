@@ -35,7 +35,8 @@ class PowerRunCase(RunCase):
         env = {"ZBSO_NVML_LIBRARY": FAKE_NVML, "FAKE_NVML_GPUS": "1",
                "FAKE_NVML_MIN_LIMIT_MW": "100000", "FAKE_NVML_MAX_LIMIT_MW": "300000",
                "FAKE_NVML_POWER_MW": "250000", "FAKE_NVML_STEP_MS": "20",
-               "FAKE_NVML_STATE": self.state}
+               "FAKE_NVML_STATE": self.state,
+               "ZBSO_STATE_DIR": os.path.join(self.dir, "state")}
         # The sanitizer build: the command (python3 loading the ASan-built fake NVML) needs
         # the ASan runtime first; python3's own allocations at exit are not leaks of ours.
         if os.environ.get("ZBSO_CHILD_PRELOAD"):
@@ -119,7 +120,9 @@ class ZeroCode(PowerRunCase):
 
     def test_max_sets_the_highest_for_the_try(self):
         p = self.power_run(1, "max", ["--metric-regex", REGEX],
-                           ["--steps", "5", "--rate", "1"], env={"FAKE_NVML_LIMIT_MW": "200000"})
+                           ["--steps", "5", "--rate", "1"],
+                           env={"FAKE_NVML_LIMIT_MW": "200000",
+                                "FAKE_NVML_DEFAULT_LIMIT_MW": "200000"})
         self.assertOk(p)
         self.assertEqual(self.sets(), [300, 200])
 

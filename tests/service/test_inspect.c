@@ -35,7 +35,7 @@ static int fake_entropy(void *ctx, uint32_t *words, size_t n)
     return 0;
 }
 
-static const svc_env ENV = {fake_now, fake_entropy, NULL, 0, NULL, ZBSO_POLICY_ZEUS};
+static const svc_env ENV = {.now = fake_now, .entropy = fake_entropy};
 
 static zbso_job_spec make_spec(const char *job_id)
 {

@@ -67,7 +67,7 @@ static int setup(void **state)
     if (store_open(url, &opt, &fx->st, &err) != 0)
         fail_msg("store_open(%s): %s", url, err.msg);
     fx->clock.now = 1000.0;
-    fx->env = (svc_env){fake_now, fake_entropy, &fx->clock, 0, NULL, ZBSO_POLICY_ZEUS};
+    fx->env = (svc_env){.now = fake_now, .entropy = fake_entropy, .ctx = &fx->clock};
     *state = fx;
     return 0;
 }

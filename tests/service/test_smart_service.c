@@ -31,7 +31,7 @@ static int fake_entropy(void *ctx, uint32_t *words, size_t n)
     return 0;
 }
 
-static svc_env env = {fake_now, fake_entropy, NULL, 0, NULL, ZBSO_POLICY_ZEUS};
+static svc_env env = {.now = fake_now, .entropy = fake_entropy};
 
 static int setup(void **state)
 {
@@ -203,17 +203,26 @@ static void test_smart_job(void **state)
     assert_true(look(st, "bert-smart", 0).job.min_cost == 925.0);
     next(st, "bert-smart");
     p = look(st, "bert-smart", 0);
+    /* The arm's relative variance, bounded by the one pooled over both (SPEC §3.8 rule 3). */
     double r16[] = {-900, -950, -(500 + 925.0)};
     double r32[] = {-1000, -1400, -1100, -(500 + 925.0)};
-    zbso_arm want;
-    if (bs == 16)
-        opt_arm_fit(16, s.mab_prior_mean, s.mab_prior_precision, r16, 3, &want);
-    else
-        opt_arm_fit(32, s.mab_prior_mean, s.mab_prior_precision, r32, 4, &want);
-    zbso_arm *got = &p.arms[bs == 16 ? 0 : 1];
-    assert_true(got->param_mean == want.param_mean);
-    assert_true(got->param_precision == want.param_precision);
-    assert_int_equal(got->num_observations, want.num_observations);
+    const double *r[] = {r16, r32};
+    size_t nr[] = {bs == 16 ? 3 : 2, bs == 16 ? 3 : 4}, w = bs == 16 ? 0 : 1;
+    double rel = 0;
+    for (size_t k = 0; k < 2; k++) {
+        double mk = opt_mean(r[k], nr[k]);
+        rel += (double)(nr[k] - 1) * opt_var(r[k], nr[k]) / (mk * mk);
+    }
+    rel /= (double)(nr[0] - 1 + nr[1] - 1);
+    double sum = opt_sum(r[w], nr[w]), m = sum / (double)nr[w];
+    double own = opt_var(r[w], nr[w]) / (m * m);  /* the pool bounds it from above */
+    double q = 1.0 / ((own > 0 && own < rel ? own : rel) * m * m);
+    double prec = s.mab_prior_precision + (double)nr[w] * q;
+    double mean = (s.mab_prior_precision * s.mab_prior_mean + q * sum) / prec;
+    zbso_arm *got = &p.arms[w];
+    assert_true(fabs(got->param_mean - mean) <= 1e-12 * fabs(mean));
+    assert_true(fabs(got->param_precision - prec) <= 1e-12 * prec);
+    assert_int_equal(got->num_observations, (int64_t)nr[w]);
 }
 
 /* A warm-started job reads the other jobs of its prefix and jumps to their best; a Zeus job

@@ -22,6 +22,7 @@
 #include "../mysql/my_fresh.h"
 #include "../pg/pg_fresh.h"
 #include "core/rng.h"
+#include "store/sqliteInt.h"
 #include "store/store.h"
 
 static char g_dir[64];        /* the temp directory */
@@ -213,6 +214,13 @@ static zbso_trial make_trial(int64_t n, int64_t bs, zbso_trial_type type,
         t.metric = 0.5 + 0.01 * (double)n;
         t.epochs = n;
         t.converged = n % 2 == 0;
+        /* every stored reason a Succeeded trial can have, in turn */
+        t.stop_reason = t.converged ? ZBSO_STOP_TARGET_REACHED
+                        : n % 3 == 0 ? ZBSO_STOP_COST_BOUND
+                                     : ZBSO_STOP_MAX_EPOCHS;
+    } else if (status == ZBSO_TRIAL_FAILED) {
+        t.end_time = 2000.0 + (double)n;
+        t.stop_reason = ZBSO_STOP_ENDED;
     }
     return t;
 }
@@ -231,6 +239,7 @@ static void assert_trial_equal(const zbso_trial *a, const zbso_trial *b)
     assert_true(a->metric == b->metric || (isnan(a->metric) && isnan(b->metric)));
     assert_int_equal(a->epochs, b->epochs);
     assert_int_equal(a->converged, b->converged);
+    assert_int_equal(a->stop_reason, b->stop_reason);
 }
 
 /* ---- units of work used by the tests; each returns the first failing op's code ---- */
@@ -668,6 +677,7 @@ static void test_trials_fail_stale(void **state)
         if (i < 2) {
             want.status = ZBSO_TRIAL_FAILED;
             want.end_time = 1000.0;
+            want.stop_reason = ZBSO_STOP_LEASE_EXPIRED;
         }
         assert_trial_equal(&ta.trial, &want);
     }
@@ -2205,6 +2215,12 @@ static void test_schema_versions(void **state)
         ga.id = "v2-ended";
         assert_int_equal(store_exec(st, u_job_get, &ga, &err), 0);
         assert_true(ga.job.updated_at == 300.25);
+        /* the stop reason of a trial stored before it existed reads as none (0): the
+         * core derives it (opt_trial_stop_reason) */
+        trial_arg te = {.id = "v2-ended", .n = 1};
+        assert_int_equal(store_exec(st, u_trial_get, &te, &err), 0);
+        assert_int_equal(te.trial.status, ZBSO_TRIAL_SUCCEEDED);
+        assert_int_equal(te.trial.stop_reason, ZBSO_STOP_NONE);
         zbso_curve_point p = {1, 2.0, 3.0, 0.5, 101.0};
         put_points(st, "v2-job", 4, &p, 1);
         assert_points(st, "v2-job", 4, &p, 1);
@@ -2286,6 +2302,14 @@ static void test_migrate_sql(void **state)
     assert_null(strstr(v6.text, "CREATE TABLE reports"));
     assert_non_null(strstr(v6.text, "CREATE TABLE power_profiles"));
     assert_string_equal(v6.text + v6.len - 33, "PRAGMA user_version = 6;\nCOMMIT;\n");
+    /* Issue 25's step (the latest here; renumbered when other steps come first). */
+    sql_buf stop = {.len = 0};
+    char tail[64];
+    assert_int_equal(store_migrate_sql(b, 6, 0, sql_line, &stop, &err), 0);
+    assert_non_null(strstr(stop.text, "ALTER TABLE trials ADD COLUMN stop_reason INTEGER"));
+    assert_null(strstr(stop.text, "CREATE TABLE power_profiles"));
+    snprintf(tail, sizeof tail, "PRAGMA user_version = %d;\nCOMMIT;\n", SQ_LATEST);
+    assert_string_equal(stop.text + stop.len - strlen(tail), tail);
     assert_int_equal(store_migrate_sql(b, 2, 1, sql_line, &up, &err), ZBSO_EINVAL);
     assert_int_equal(store_migrate_sql(b, 0, b->latest_schema_version + 1, sql_line, &up,
                                        &err), ZBSO_EINVAL);
@@ -2381,6 +2405,13 @@ static void test_urls(void **state)
     assert_null(b);
     assert_int_equal(err.code, ZBSO_EINVAL);
     assert_non_null(strstr(err.msg, "\"postgres2\""));
+    /* libpq's alias postgres:// is PostgreSQL, its multi-host form too */
+    assert_string_equal(store_backend_for_url("postgres://u:p@h:1/d", &err)->name,
+                        "postgresql");
+    assert_string_equal(store_backend_for_url("postgres://h1:5432,h2:5432/d", &err)->name,
+                        "postgresql");
+    assert_null(store_backend_for_url("postgres2://h/d", &err));
+    assert_non_null(strstr(err.msg, "postgres://"));
     assert_non_null(strstr(err.msg, "sqlite:///"));
     assert_non_null(strstr(err.msg, "postgresql://"));
     assert_non_null(strstr(err.msg, "postgresql+asyncpg://"));

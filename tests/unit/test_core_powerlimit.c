@@ -291,6 +291,53 @@ static void test_init_done_and_misuse(void **unused)
     test_free(p);
 }
 
+/* Issue 22 item 5: a limit of 2^61 + 200 W times 1000 wraps to 200000 mW, which passed the
+ * constraints check and was set; every product of the profile code is bounded now. */
+static void test_overflow(void **unused)
+{
+    opt_plo *p = test_malloc(sizeof *p);
+    opt_plo_action a;
+    zbso_err err;
+    int64_t w, l[OPT_PL_MAX];
+    opt_plo_config c = {1, 2, 3, 50, 100000, 700000};
+    opt_pl_selector sel = {OPT_PL_ZEUS_COST, 0.5, 1, 0};
+    opt_pl_measurement huge[] = {{INT64_C(2305843009213694152), 1.0, 1.0}, {150, 2.0, 2.0}};
+    (void)unused;
+    assert_int_equal(opt_pl_measurements_check(huge, 2, &err), ZBSO_EINVAL);
+    assert_non_null(strstr(err.msg, "power_limit 2305843009213694152 W is out of range"));
+    assert_int_equal(opt_plo_init_done(p, &c, &sel, huge, 2, &a, &err), ZBSO_EINVAL);
+    assert_int_equal(a.set_limit_mw, 0);
+    huge[0].power_limit_w = OPT_PL_MAX_W + 1;
+    assert_int_equal(opt_pl_select(&sel, huge, 2, &w, &err), ZBSO_EINVAL);
+    assert_non_null(strstr(err.msg, "is 1 to 100000 W"));
+    huge[0].power_limit_w = OPT_PL_MAX_W;
+    assert_int_equal(opt_pl_measurements_check(huge, 2, &err), 0);
+    /* world_size scales P: bounded so that P * world_size cannot overflow. */
+    sel.world_size = INT64_C(1) << 62;
+    assert_int_equal(opt_pl_select(&sel, huge, 2, &w, &err), ZBSO_EINVAL);
+    assert_non_null(strstr(err.msg, "world_size must be at most"));
+    sel.world_size = OPT_PL_WORLD_MAX;
+    assert_int_equal(opt_pl_select(&sel, huge, 2, &w, &err), 0);
+    /* Selectors without a world_size ignore whatever it holds. */
+    opt_pl_selector energy = {OPT_PL_ENERGY, 0, INT64_MAX, 0};
+    assert_int_equal(opt_pl_select(&energy, huge, 2, &w, &err), 0);
+    assert_int_equal(w, OPT_PL_MAX_W);
+    /* A step too wide to count in mW: the highest limit alone, as Zeus's range gives. */
+    assert_int_equal(opt_pl_limits(100000, 700000, INT64_MAX, l, OPT_PL_MAX, &err), 1);
+    assert_true(l[0] == 700000);
+    assert_int_equal(opt_pl_limits(100000, INT64_C(1) << 62, 25, l, OPT_PL_MAX, &err),
+                     ZBSO_EINVAL);
+    /* wait_steps + 1 */
+    c.wait_steps = INT64_MAX;
+    assert_int_equal(opt_plo_init(p, &c, &a, &err), ZBSO_EINVAL);
+    assert_non_null(strstr(err.msg, "wait_steps must be at most"));
+    c.wait_steps = 1;
+    c.profile_steps = INT64_MAX;
+    assert_int_equal(opt_plo_init(p, &c, &a, &err), ZBSO_EINVAL);
+    assert_non_null(strstr(err.msg, "profile_steps must be at most"));
+    test_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_epoch_end_interrupts),
         cmocka_unit_test(test_no_warmup_no_wait),
         cmocka_unit_test(test_init_done_and_misuse),
+        cmocka_unit_test(test_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,6 +71,33 @@ static opt_smart_decision *decide(const zbso_job *job, const zbso_trial *t, size
     return &d;
 }
 
+/* The fit of SPEC §3.8 rule 3, written out again: arms[a] is fitted from its n[a]
+ * rewards r[a] with its own relative variance, bounded by the one pooled over the arms
+ * with two or more (which stands in for a zero one). */
+static void pooled_fit(const zbso_job_spec *spec, size_t n_arms, const int64_t *bs,
+                       const double *const *r, const size_t *n, zbso_arm *arms)
+{
+    double rel_sum = 0, rel_w = 0;
+    for (size_t a = 0; a < n_arms; a++) {
+        if (n[a] < 2)
+            continue;
+        double m = opt_mean(r[a], n[a]);
+        rel_sum += (double)(n[a] - 1) * opt_var(r[a], n[a]) / (m * m);
+        rel_w += (double)(n[a] - 1);
+    }
+    double rel = rel_sum / rel_w;
+    for (size_t a = 0; a < n_arms; a++) {
+        double sum = opt_sum(r[a], n[a]), m = sum / (double)n[a];
+        double own = n[a] >= 2 ? opt_var(r[a], n[a]) / (m * m) : 0;
+        double q = 1.0 / ((own > 0 && own < rel ? own : rel) * m * m);
+        arms[a].batch_size = bs[a];
+        arms[a].num_observations = (int64_t)n[a];
+        arms[a].param_precision = spec->mab_prior_precision + (double)n[a] * q;
+        arms[a].param_mean = (spec->mab_prior_precision * spec->mab_prior_mean + q * sum) /
+                             arms[a].param_precision;
+    }
+}
+
 static void expect(const zbso_job *job, const zbso_trial *t, size_t n, opt_smart_kind kind,
                    opt_smart_phase phase, int64_t bs)
 {
@@ -130,6 +157,63 @@ static void test_walk_damped(void **unused)
     explore(t, &n, 64, true, 10, 10);
     explore(t, &n, 32, true, 13, 10);                 /* 1950, damped the same: ends */
     expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_WALK, 128);
+}
+
+/* One bump (past 1.2 x the best, within 1.25 x) does not end a direction; a second in a
+ * row does, and so does one past 1.25 x; a cheaper size between two bumps resets the
+ * count. */
+static void test_walk_bumps(void **unused)
+{
+    zbso_job job = make_job(128);
+    zbso_trial t[16];
+    size_t n = 0;
+    explore(t, &n, 128, true, 10, 10);                /* 1500: the best */
+    explore(t, &n, 64, true, 12.2, 10);               /* 1830: a bump */
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_WALK, 32);
+    explore(t, &n, 32, true, 12.2, 10);               /* a second bump: down ends */
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_CONFIRM, 128);
+    t[n - 1].time = 9;                                /* 1350: the best, the count resets */
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_WALK, 16);
+    explore(t, &n, 16, true, 11, 10);                 /* 1650 > 1.2 x 1350: a bump */
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_WALK, 8);
+    n = 0;
+    explore(t, &n, 128, true, 10, 10);
+    explore(t, &n, 64, true, 13, 10);                 /* 1950 > 1.25 x 1500: ends */
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_CONFIRM, 128);
+    t[1].time = 12.2;                                 /* a bump, */
+    explore(t, &n, 32, true, 11, 10);                 /* 1650: within 1.2 x, not the best, */
+    explore(t, &n, 16, true, 12.2, 10);               /* a bump again: one in a row */
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_WALK, 8);
+}
+
+/* A size past 1.25 x the best whose cost per epoch times the fewer epochs of its run and
+ * its neighbour's is within 1.2 x (one slow path) is run once more; then it is judged by
+ * the mean cost per epoch of its two runs times the median of the three epoch counts. */
+static void test_walk_verify(void **unused)
+{
+    zbso_job job = make_job(128);
+    zbso_trial t[16];
+    size_t n = 0;
+    explore(t, &n, 128, true, 10, 10);                /* 1500, 150 per epoch */
+    explore(t, &n, 64, true, 20, 20);                 /* 3000, damped 150 x 15 = 2250 */
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_WALK, 64);
+    add(t, &n, ZBSO_TRIAL_EXPLORATION, 64, true, false, 0, 0);
+    expect(&job, t, n, OPT_SMART_CONCURRENT, OPT_SMART_WALK, 128);
+    t[n - 1].status = ZBSO_TRIAL_SUCCEEDED;          /* 150 x median(20, 10, 10): 1500 */
+    t[n - 1].converged = true;
+    t[n - 1].time = 10;
+    t[n - 1].epochs = 10;
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_WALK, 32);
+    t[n - 1].time = 30;                               /* 187.5 x median(20, 20, 10): ends */
+    t[n - 1].epochs = 20;
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_CONFIRM, 128);
+    t[n - 1].time = 10;                               /* did not converge: ends */
+    t[n - 1].epochs = 10;
+    t[n - 1].converged = false;
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_CONFIRM, 128);
+    n = 1;
+    explore(t, &n, 64, true, 26, 20);                 /* 195 x 10 = 1950 > 1.2 x 1500 */
+    expect(&job, t, n, OPT_SMART_EXPLORE, OPT_SMART_CONFIRM, 128);
 }
 
 /* A size that does not converge ends its direction; the way up is walked even when the
@@ -200,21 +284,65 @@ static void test_censored_mab_cost(void **unused)
     opt_smart_decision *d = decide(&job, t, n, NULL);
     assert_int_equal(d->kind, OPT_SMART_MAB);
     assert_int_equal(d->n_arms, 2);
-    zbso_arm want;
-    double r16[] = {-1350, -1350, -1950};
-    opt_arm_fit(16, job.spec.mab_prior_mean, job.spec.mab_prior_precision, r16, 3, &want);
-    assert_int_equal(d->arms[0].batch_size, 16);
-    assert_true(d->arms[0].param_mean == want.param_mean);
-    assert_true(d->arms[0].param_precision == want.param_precision);
-    assert_int_equal(d->arms[0].num_observations, 3);
-    assert_int_equal(d->arms[1].batch_size, 32);
-    assert_int_equal(d->arms[1].num_observations, 3);
-    assert_true(d->arms[1].param_mean == -1500.0);
-    /* The window keeps the newest rewards. */
+    /* One noise model for both: 32's three equal rewards are not taken as exact. */
+    zbso_arm want[2];
+    double r16[] = {-1350, -1350, -1950}, r32[] = {-1500, -1500, -1500};
+    const double *r[] = {r16, r32};
+    size_t nr[] = {3, 3};
+    int64_t bs[] = {16, 32};
+    pooled_fit(&job.spec, 2, bs, r, nr, want);
+    for (size_t a = 0; a < 2; a++) {
+        assert_int_equal(d->arms[a].batch_size, bs[a]);
+        assert_int_equal(d->arms[a].num_observations, 3);
+        assert_true(fabs(d->arms[a].param_mean - want[a].param_mean) <=
+                    1e-12 * fabs(want[a].param_mean));
+        assert_true(fabs(d->arms[a].param_precision - want[a].param_precision) <=
+                    1e-12 * want[a].param_precision);
+        assert_true(isfinite(d->arms[a].param_precision));
+    }
+    /* 16: relative variance (2 x 80000 / 1550^2 + 2 x 0) / 4, precision 3 / (that x
+     * 1550^2) = 3 / 40000. */
+    assert_true(fabs(d->arms[0].param_precision - 3.0 / 40000.0) <= 1e-15);
+    /* The window keeps the newest rewards; with one reward per arm nothing is pooled and
+     * §3.3's fit takes it as exact. */
     job.spec.window_size = 1;
     d = decide(&job, t, n, NULL);
     assert_int_equal(d->arms[0].num_observations, 1);
     assert_true(d->arms[0].param_mean == -1950.0);
+    assert_true(isinf(d->arms[0].param_precision));
+}
+
+/* Exploit: an arm whose own runs agree more closely than the pool keeps its own variance;
+ * one whose runs differ more gets the pooled one. */
+static void test_pooled_bound(void **unused)
+{
+    zbso_job job = make_job(32);
+    zbso_trial t[16];
+    size_t n = 0;
+    explore(t, &n, 32, true, 10, 10);                 /* 1500 */
+    explore(t, &n, 16, true, 9, 10);                  /* 1350 */
+    explore(t, &n, 8, true, 20, 10);                  /* 3000: down ends */
+    explore(t, &n, 64, true, 20, 10);                 /* 3000: up ends */
+    explore(t, &n, 16, true, 1360.0 / 150.0, 10);     /* confirmations */
+    explore(t, &n, 32, true, 1900.0 / 150.0, 10);
+    opt_smart_decision *d = decide(&job, t, n, NULL);
+    assert_int_equal(d->kind, OPT_SMART_MAB);
+    assert_int_equal(d->n_arms, 2);
+    zbso_arm want[2];
+    double r16[] = {-1350, -1360}, r32[] = {-1500, -1900};
+    const double *r[] = {r16, r32};
+    size_t nr[] = {2, 2};
+    int64_t bs[] = {16, 32};
+    pooled_fit(&job.spec, 2, bs, r, nr, want);
+    for (size_t a = 0; a < 2; a++)
+        assert_true(fabs(d->arms[a].param_precision - want[a].param_precision) <=
+                    1e-12 * want[a].param_precision);
+    /* 16's own: variance 25, precision 2 / 25; 32's own (40000 / 1700^2) is above the
+     * pool, (25 / 1355^2 + 40000 / 1700^2) / 2, which it gets instead. */
+    assert_true(fabs(d->arms[0].param_precision - 2.0 / 25.0) <= 1e-9);
+    double pool = (25.0 / (1355.0 * 1355.0) + 40000.0 / (1700.0 * 1700.0)) / 2;
+    assert_true(fabs(d->arms[1].param_precision - 2.0 / (pool * 1700.0 * 1700.0)) <=
+                1e-9 * d->arms[1].param_precision);
 }
 
 /* Every confirmation failed: no size is dropped, all candidates stay arms. */
@@ -266,14 +394,59 @@ static void test_warm_start(void **unused)
     d = decide(&job, t, n, &prior);
     assert_int_equal(d->center, 128);
     assert_int_equal(d->batch_size, 64);
-    d = decide(&job, t, n, NULL);                     /* the jump is taken: no prior needed */
-    assert_false(d->wants_prior);
+    d = decide(&job, t, n, NULL);     /* a step to a size not run yet reads the prior */
+    assert_true(d->wants_prior);
+    assert_int_equal(d->center, 128);
     assert_int_equal(d->batch_size, 64);
     /* Without warm start the same trials are a plain walk from the default. */
     job.spec.warm_start = false;
     d = decide(&job, t, n, NULL);
     assert_false(d->wants_prior);
     assert_int_equal(d->center, 32);
+}
+
+/* A warm job's walk does not run a size the prior predicts past 1.5 x the best, once the
+ * prior's shape has held (two shared sizes, ratios within 1.25 x); replayed without the
+ * prior, the size stays passed over once the job has a newer trial. */
+static void test_warm_prune(void **unused)
+{
+    zbso_job job = make_job(32);
+    zbso_trial t[16], p[8];
+    size_t n = 0, np = 0;
+    opt_smart_prior prior;
+    job.spec.warm_start = true;
+    /* The prior job, per epoch: 32 at 100 (this job's 150: ratio 1.5), 64 at 90 (predicted
+     * 1350: the jump), 128 at 100 (1500), 16 at 200 (3000 > 1.5 x 1350). */
+    explore(p, &np, 32, true, 1000.0 / 150.0, 10);
+    explore(p, &np, 64, true, 900.0 / 150.0, 10);
+    explore(p, &np, 128, true, 1000.0 / 150.0, 10);
+    explore(p, &np, 16, true, 2000.0 / 150.0, 10);
+    memset(&prior, 0, sizeof prior);
+    opt_smart_prior_add(&job.spec, p, np, &prior);
+    explore(t, &n, 32, true, 10, 10);                 /* 1500 */
+    opt_smart_decision *d = decide(&job, t, n, &prior);
+    assert_int_equal(d->batch_size, 64);              /* the jump */
+    explore(t, &n, 64, true, 9, 10);                  /* 1350: ratio 1.5 again */
+    d = decide(&job, t, n, NULL);
+    assert_true(d->wants_prior);                      /* the live step down to 16 */
+    d = decide(&job, t, n, &prior);
+    assert_int_equal(d->center, 64);
+    assert_int_equal(d->batch_size, 128);             /* 16 pruned: down ends */
+    explore(t, &n, 128, true, 12, 10);                /* 1800 > 1.25 x 1350: up ends */
+    d = decide(&job, t, n, NULL);                     /* 16 stays pruned */
+    assert_false(d->wants_prior);
+    assert_int_equal(d->kind, OPT_SMART_EXPLORE);
+    assert_int_equal(d->phase, OPT_SMART_CONFIRM);
+    assert_int_equal(d->batch_size, 32);
+    /* A prior whose shape did not hold (ratios 1.5 and 2.25) prunes nothing. */
+    memset(&prior, 0, sizeof prior);
+    p[1].time = 600.0 / 150.0;
+    opt_smart_prior_add(&job.spec, p, np, &prior);
+    d = decide(&job, t, 2, &prior);
+    assert_int_equal(d->batch_size, 16);
+    /* Without warm start the walk runs 16 after the default. */
+    job.spec.warm_start = false;
+    expect(&job, t, 1, OPT_SMART_EXPLORE, OPT_SMART_WALK, 16);
 }
 
 /* The smart min_cost is the least mean converged cost of a size. */
@@ -391,11 +564,15 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_walk_confirm_drop),
         cmocka_unit_test(test_walk_damped),
+        cmocka_unit_test(test_walk_bumps),
+        cmocka_unit_test(test_walk_verify),
         cmocka_unit_test(test_walk_stops),
         cmocka_unit_test(test_no_convergence),
         cmocka_unit_test(test_censored_mab_cost),
+        cmocka_unit_test(test_pooled_bound),
         cmocka_unit_test(test_all_confirmations_fail),
         cmocka_unit_test(test_warm_start),
+        cmocka_unit_test(test_warm_prune),
         cmocka_unit_test(test_min_cost),
         cmocka_unit_test(test_property_dispatch),
     };

@@ -1,10 +1,17 @@
-/* nvml.c: loading NVML with dlopen and resolving the functions nvml.h declares. Knows
- * nothing about windows or threads; never calls an NVML function that sets anything. */
-#include "monitor/nvml.h"
+/* nvml.c: loading NVML with dlopen and resolving the functions nvml.h declares, for the
+ * monitor and the power actuator alike. Calls nvmlInit and nvmlShutdown, nothing else. */
+#include "nvml/nvml.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+const char *nvml_lib_path(void)
+{
+    const char *p = getenv("ZBSO_NVML_LIBRARY");
+    return p != NULL && p[0] != '\0' ? p : NVML_DEFAULT_LIBRARY;
+}
 
 /* Resolves the first of names[0..n) that the library exports into *fn. Returns 0, or
  * ZBSO_ECONFIG naming the library path and the symbol when none is exported. */
@@ -30,12 +37,18 @@ int nvml_lib_open(const char *path, nvml_lib *lib, zbso_err *err)
                                                "nvmlDeviceGetHandleByIndex"};
     static const char *const shutdown_names[] = {"nvmlShutdown"};
     static const char *const name_names[] = {"nvmlDeviceGetName"};
+    static const char *const uuid_names[] = {"nvmlDeviceGetUUID"};
     static const char *const energy_names[] = {"nvmlDeviceGetTotalEnergyConsumption"};
     static const char *const power_names[] = {"nvmlDeviceGetPowerUsage"};
-    static const char *const limit_names[] = {"nvmlDeviceGetPowerManagementLimitConstraints"};
+    static const char *const cons_names[] = {"nvmlDeviceGetPowerManagementLimitConstraints"};
+    static const char *const limit_names[] = {"nvmlDeviceGetPowerManagementLimit"};
+    static const char *const default_names[] = {"nvmlDeviceGetPowerManagementDefaultLimit"};
+    static const char *const set_names[] = {"nvmlDeviceSetPowerManagementLimit"};
     static const char *const errstr_names[] = {"nvmlErrorString"};
     int rc;
 
+    if (path == NULL)
+        path = nvml_lib_path();
     memset(lib, 0, sizeof *lib);
     lib->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (lib->handle == NULL) {
@@ -57,9 +70,13 @@ int nvml_lib_open(const char *path, nvml_lib *lib, zbso_err *err)
     RESOLVE(count_names, device_get_count);
     RESOLVE(handle_names, device_get_handle_by_index);
     RESOLVE(name_names, device_get_name);
+    RESOLVE(uuid_names, device_get_uuid);
     RESOLVE(energy_names, device_get_total_energy_consumption);
     RESOLVE(power_names, device_get_power_usage);
-    RESOLVE(limit_names, device_get_power_management_limit_constraints);
+    RESOLVE(cons_names, device_get_power_management_limit_constraints);
+    RESOLVE(limit_names, device_get_power_management_limit);
+    RESOLVE(default_names, device_get_power_management_default_limit);
+    RESOLVE(set_names, device_set_power_management_limit);
     RESOLVE(errstr_names, error_string);
 #undef RESOLVE
 
