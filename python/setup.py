@@ -64,4 +64,24 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(cmdclass={"build_py": BuildPyWithLibrary}, distclass=BinaryDistribution)
+cmdclass = {"build_py": BuildPyWithLibrary}
+try:  # setuptools >= 70.1 has its own; older ones use the wheel package's (Debian 12)
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:
+    try:
+        from wheel.bdist_wheel import bdist_wheel
+    except ImportError:
+        bdist_wheel = None
+
+if bdist_wheel is not None:
+    class BdistWheelAnyPython(bdist_wheel):
+        """py3-none-<platform>: the library is loaded by ctypes, not linked against a
+        Python ABI, so one wheel serves every CPython >= 3.9 of the platform."""
+
+        def get_tag(self):
+            _, _, plat = super().get_tag()
+            return "py3", "none", plat
+
+    cmdclass["bdist_wheel"] = BdistWheelAnyPython
+
+setup(cmdclass=cmdclass, distclass=BinaryDistribution)

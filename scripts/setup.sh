@@ -6,12 +6,32 @@
 # (podman with runc, catatonit for pods and the CNI plugins, debootstrap for the base
 # image, dpkg-dev for the .deb, systemd for systemd-analyze, and Debian's
 # kubernetes-client, kubectl 1.20 with kustomize v2.0.3, when no kubectl is on PATH: the
-# manifests render alike with it and with kubectl 1.27 or later), and builds zbso into
-# ./build.
+# manifests render alike with it and with kubectl 1.27 or later), bash, zsh, fish and man
+# (the completion and man page tests), python3-venv (the wheel test), and builds zbso and
+# the Python wheel into ./build.
+#
+# setup.sh --runtime installs only what building and serving need (no test servers,
+# browser, containers, cmocka or Python packaging) and builds zbso alone, without tests
+# (-DZBSO_TESTS=OFF).
 # Run as root on a fresh machine; never touches other builds.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+
+runtime=0
+case "${1:-}" in
+    "") ;;
+    --runtime) runtime=1 ;;
+    -h | --help)
+        echo "usage: scripts/setup.sh [--runtime]"
+        echo "  (default) the full developer setup CI uses: every test's dependencies, zbso"
+        echo "            and the Python wheel built into ./build"
+        echo "  --runtime only what building and serving zbso need; builds zbso alone"
+        exit 0 ;;
+    *)
+        echo "setup.sh: unknown argument '$1' (usage: scripts/setup.sh [--runtime])" >&2
+        exit 2 ;;
+esac
 
 # libmariadb-dev: the MariaDB/MySQL backend's client library (MariaDB Connector/C);
 # mariadb-server: mariadb-install-db and mariadbd, for the private servers of the tests.
@@ -19,7 +39,11 @@ packages=(build-essential cmake ninja-build pkg-config libmicrohttpd-dev libjans
           libsqlite3-dev libcurl4-openssl-dev libcmocka-dev libpq-dev python3 sqlite3 curl
           postgresql chromium libmariadb-dev mariadb-server python3-pip python3-setuptools
           python3-wheel podman runc catatonit containernetworking-plugins iptables uidmap
-          debootstrap dpkg-dev systemd)
+          debootstrap dpkg-dev systemd bash zsh fish man-db python3-venv)
+if ((runtime)); then
+    packages=(build-essential cmake ninja-build pkg-config libmicrohttpd-dev libjansson-dev
+              libsqlite3-dev libcurl4-openssl-dev libpq-dev libmariadb-dev python3)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -32,7 +56,7 @@ done
 # on PATH is used; without one, Debian's kubernetes-client (1.20, whose kustomize v2.0.3
 # deploy/kubernetes is written for as well as for v5). A kubectl from elsewhere is left as
 # it is.
-if ! command -v kubectl >/dev/null 2>&1; then
+if ((!runtime)) && ! command -v kubectl >/dev/null 2>&1; then
     missing+=(kubernetes-client)
 fi
 
@@ -68,7 +92,8 @@ fi
 # starts a private one that scrapes a real zbso), from Debian's prometheus package: only
 # those binaries are extracted to /usr/local/bin, so no prometheus service is installed,
 # enabled or started.
-if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then
+if ((!runtime)) && { ! command -v promtool >/dev/null 2>&1 ||
+                    ! command -v prometheus >/dev/null 2>&1; }; then
     echo "setup.sh: installing promtool and prometheus from Debian's prometheus package"
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
@@ -83,6 +108,13 @@ if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2
     trap - EXIT
 fi
 
-cmake -S . -B build -G Ninja
+if ((runtime)); then
+    cmake -S . -B build -G Ninja -DZBSO_TESTS=OFF
+    ninja -C build -j"$(nproc)"
+    echo "setup.sh: built ./build/src/cli/zbso (runtime only; install: cmake --install build)"
+    exit 0
+fi
+cmake -S . -B build -G Ninja -DZBSO_TESTS=ON
 ninja -C build -j"$(nproc)"
-echo "setup.sh: built ./build/src/cli/zbso"
+ninja -C build wheel
+echo "setup.sh: built ./build/src/cli/zbso and the wheel in ./build/python/dist"

@@ -9,11 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="${ZBSO_TEST_JOBS:-2}"
 
-cmake -S . -B build -G Ninja -DZBSO_WERROR=ON
+cmake -S . -B build -G Ninja -DZBSO_WERROR=ON -DZBSO_TESTS=ON
 ninja -C build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs")
 
-cmake -S . -B build-asan -G Ninja -DZBSO_SANITIZE=ON -DZBSO_WERROR=ON
+cmake -S . -B build-asan -G Ninja -DZBSO_SANITIZE=ON -DZBSO_WERROR=ON -DZBSO_TESTS=ON
 ninja -C build-asan -j"$jobs"
 # Leaks are errors too; a sanitizer report aborts the process so the test fails.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"

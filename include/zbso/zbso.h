@@ -36,6 +36,19 @@ enum zbso_error {
 /* Returns a static, human-readable name for an error code; never NULL. */
 const char *zbso_strerror(int code);
 
+/* libzbso's log: the lines it writes itself (the job registered, the batch size chosen,
+ * retries, a trial ended at exit). Levels are Python logging's numbers: 10 DEBUG, 20 INFO,
+ * 30 WARNING, 40 ERROR, 50 CRITICAL. By default lines of WARNING and above go to stderr;
+ * ZBSO_LOG_LEVEL (one of those names, read when the library is loaded) sets another
+ * level, and an unknown name is reported on stderr and ignored. */
+typedef void (*zbso_log_fn)(void *arg, int level, const char *message);
+/* Hands every later line to fn(arg, level, message) instead of stderr (NULL: stderr
+ * again). The message has no time or level prefix and no control bytes. fn may be called
+ * on any thread that uses libzbso, and must not call libzbso. */
+void zbso_log_set_handler(zbso_log_fn fn, void *arg);
+/* Sets the least level logged (a handler sees only those lines). Returns the previous. */
+int zbso_log_set_level(int level);
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -243,6 +256,11 @@ int zbso_client_set_retry_timeout(zbso_client *c, double seconds);
  * valid until zbso_client_free. */
 const char *zbso_client_job_id(const zbso_client *c);
 const char *zbso_client_job_json(const zbso_client *c);
+/* The server's warning about the registration ("" when none), also logged at WARNING: a
+ * zbso server warns when a job registers with a new random id (no job_id given) while
+ * jobs of the same spec exist under its prefix, since nothing is learned across runs that
+ * way. Valid until zbso_client_free. */
+const char *zbso_client_warning(const zbso_client *c);
 
 /* The job spec the client registered (JobSpecFromClient: the caller's spec with the GPU
  * facts), as JSON; valid until zbso_client_free. */

@@ -4,8 +4,10 @@ of include/zbso/zbso.h.
 Nothing here has Zeus semantics; the public classes live in zbso.monitor, zbso.device and
 zbso.optimizer.batch_size. Standard library only (ctypes)."""
 
+import atexit
 import ctypes
 import ctypes.util
+import logging
 import os
 
 from zbso import _find
@@ -159,6 +161,37 @@ gpus_energy_mj = _proto("zbso_gpus_energy_mj", ctypes.c_int, _vp, ctypes.c_uint,
                         ctypes.POINTER(ctypes.c_ulonglong))
 
 
+# libzbso's own log lines go to the "zbso" logger, so that `logging` decides what is shown
+# (the package's NullHandler: nothing, until the application configures logging).
+# ZBSO_LOG_LEVEL, when set, still filters in C first.
+LogFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
+log_set_handler = _proto("zbso_log_set_handler", None, LogFn, _vp)
+log_set_level = _proto("zbso_log_set_level", ctypes.c_int, ctypes.c_int)
+_logger = logging.getLogger("zbso")
+
+
+def _forward_log(_arg, level, message):
+    try:
+        _logger.log(level, "%s", message.decode("utf-8", "replace"))
+    except Exception:  # noqa: BLE001 - a callback from C must not raise
+        pass
+
+
+_log_fn = LogFn(_forward_log)
+log_set_handler(_log_fn, None)
+if not os.environ.get("ZBSO_LOG_LEVEL"):
+    log_set_level(logging.DEBUG)
+
+
+@atexit.register
+def _log_to_stderr_again():
+    """libzbso logs after the interpreter is gone (a trial ended at exit, C's atexit):
+    those lines go to stderr, at WARNING unless ZBSO_LOG_LEVEL says otherwise."""
+    log_set_handler(ctypes.cast(None, LogFn), None)
+    if not os.environ.get("ZBSO_LOG_LEVEL"):
+        log_set_level(logging.WARNING)
+
+
 def text(b):
     """A C string (bytes or None) as str."""
     return b.decode("utf-8", "replace") if b else ""
@@ -178,6 +211,7 @@ client_set_retry_timeout = _proto("zbso_client_set_retry_timeout", ctypes.c_int,
                                   ctypes.c_double)
 client_job_id = _proto("zbso_client_job_id", ctypes.c_char_p, _vp)
 client_job_json = _proto("zbso_client_job_json", ctypes.c_char_p, _vp)
+client_warning = _proto("zbso_client_warning", ctypes.c_char_p, _vp)
 client_get_batch_size = _proto("zbso_client_get_batch_size", ctypes.c_int, _vp,
                                ctypes.POINTER(ctypes.c_int64))
 client_spec_json = _proto("zbso_client_spec_json", ctypes.c_char_p, _vp)

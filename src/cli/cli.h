@@ -16,6 +16,16 @@ enum { CLI_OPT_DB = 256, CLI_OPT_HELP, CLI_OPT_OWN };
 
 struct option;
 
+/* A row of main.c's command table. */
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv);   /* the command's argv; returns the exit status */
+    const char *summary;                 /* one line for `zbso --help` */
+} cli_command;
+
+/* main.c's command table, *n rows (for completion and the man pages). */
+const cli_command *cli_commands(size_t *n);
+
 /* One command's flags for cli_start. */
 typedef struct cli_flags {
     /* getopt_long's table: the command's flags, {"db", CLI_OPT_DB} and {"help",
@@ -58,6 +68,12 @@ int cli_jobs(int argc, char **argv);
 /* `zbso monitor`: runs a command and prints the GPU time and energy it used; returns the
  * command's exit status (125-127 for its own failures, see its usage). */
 int cli_monitor(int argc, char **argv);
+
+/* `zbso version`: version, git commit, backends and library versions. */
+int cli_version(int argc, char **argv);
+
+/* `zbso completion bash|zsh|fish`: prints a completion script. */
+int cli_completion(int argc, char **argv);
 
 /* `zbso import zeus`: imports a Zeus BSO database's jobs (src/xfer). */
 int cli_import(int argc, char **argv);

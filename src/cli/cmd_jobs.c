@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -36,7 +37,8 @@ static const char jobs_usage[] =
     "       zbso jobs trials JOB              a job's trials\n"
     "       zbso jobs curve JOB TRIAL         a trial and its per-epoch reports\n"
     "       zbso jobs export JOB              the job, its trials and their reports\n"
-    "       zbso jobs rm JOB                  delete a job with its trials and arms\n"
+    "       zbso jobs rm [--yes] JOB          delete a job with its trials and arms (on a\n"
+    "                                         terminal, after asking; --yes: at once)\n"
     "       zbso jobs compare JOB JOB...      2 to 16 jobs side by side: cost per\n"
     "                                         recurrence, projection, savings\n"
     "options:\n"
@@ -53,7 +55,8 @@ static const char jobs_usage[] =
     "Table columns carry their units (J, s); times are UTC. Exit status: 0, 1 when the job\n"
     "or trial is unknown or the server or database failed, 2 for a usage error.\n";
 
-enum { OPT_FORMAT = CLI_OPT_OWN, OPT_SERVER, OPT_TOKEN_FILE, OPT_PREFIX, OPT_PAGE_SIZE };
+enum { OPT_FORMAT = CLI_OPT_OWN, OPT_SERVER, OPT_TOKEN_FILE, OPT_PREFIX, OPT_PAGE_SIZE,
+       OPT_YES };
 
 typedef enum sub { SUB_LS, SUB_SHOW, SUB_TRIALS, SUB_CURVE, SUB_EXPORT, SUB_RM, SUB_COMPARE } sub;
 
@@ -80,6 +83,7 @@ typedef struct jobs_args {
     const char *job_id;
     int64_t trial_number;      /* curve */
     int64_t page_size;         /* 0: JOBS_PAGE or TRIALS_PAGE */
+    bool yes;                  /* rm: no question on a terminal */
     cli_config cfg;            /* database URL and credentials, API token */
     const char *compare[COMPARE_MAX]; /* compare's job ids */
     int n_compare;
@@ -125,6 +129,7 @@ static int parse_args(int argc, char **argv, jobs_args *a, zbso_err *err)
         {"db", required_argument, NULL, CLI_OPT_DB},
         {"prefix", required_argument, NULL, OPT_PREFIX},
         {"page-size", required_argument, NULL, OPT_PAGE_SIZE},
+        {"yes", no_argument, NULL, OPT_YES},
         {"help", no_argument, NULL, CLI_OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -159,6 +164,7 @@ static int parse_args(int argc, char **argv, jobs_args *a, zbso_err *err)
         case OPT_SERVER: a->server = optarg; break;
         case OPT_TOKEN_FILE: a->token_file = optarg; break;
         case OPT_PREFIX: a->prefix = optarg; break;
+        case OPT_YES: a->yes = true; break;
         case OPT_PAGE_SIZE: {
             char *end = NULL;
             long long v = strtoll(optarg, &end, 10);
@@ -224,6 +230,8 @@ static int parse_args(int argc, char **argv, jobs_args *a, zbso_err *err)
         return err_set(err, ZBSO_EINVAL, "--token-file goes with --server");
     if (a->prefix != NULL && a->s != SUB_LS)
         return err_set(err, ZBSO_EINVAL, "--prefix applies to ls only");
+    if (a->yes && a->s != SUB_RM)
+        return err_set(err, ZBSO_EINVAL, "--yes applies to rm only");
     if (a->format_given && a->s == SUB_RM)
         return err_set(err, ZBSO_EINVAL, "--format does not apply to rm");
     if (a->page_size > 0 && a->s != SUB_LS && a->s != SUB_TRIALS && a->s != SUB_EXPORT)
@@ -465,10 +473,31 @@ out:
     return rc;
 }
 
+/* On a terminal (stdin and stderr), asks whether to delete the job; true for "y" or
+ * "yes". Elsewhere (a script, a pipe) true without asking, as before. */
+static bool confirmed(const jobs_args *a)
+{
+    char line[16];
+    if (a->yes || !isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
+        return true;
+    fputs("zbso jobs rm: delete job '", stderr);
+    cli_table_escape(stderr, a->job_id);
+    fprintf(stderr, "' with its trials, arms and reports from %s? [y/N] ",
+            a->server != NULL ? a->server : "the database");
+    fflush(stderr);
+    if (fgets(line, sizeof line, stdin) == NULL)
+        return false;
+    line[strcspn(line, "\r\n")] = '\0';
+    return !strcasecmp(line, "y") || !strcasecmp(line, "yes");
+}
+
 /* zbso jobs rm: DELETE /jobs?job_id=J, or the service's delete on the database. */
 static int remove_job(source *src, const jobs_args *a, zbso_err *err)
 {
     int rc;
+    if (!confirmed(a))
+        return err_set(err, ZBSO_ECONFLICT, "not deleted: job '%s' is kept (--yes deletes "
+                       "without asking)", a->job_id);
     if (src->tp != NULL) {
         char path[4 * ZBSO_ID_MAX + 64] = "/jobs";
         transport_resp resp;

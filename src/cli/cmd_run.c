@@ -9,22 +9,28 @@
 #include "run/run.h"
 
 static const char run_usage[] =
-    "usage: zbso run [--server URL | --db PATH] --spec job.json --recurrences N\n"
-    "                [--log-dir DIR] [--metric-regex RE] [--grace S] [--seed N] [--no-gpu]\n"
+    "usage: zbso run [--server URL | --db URL] --spec job.json --recurrences N\n"
+    "                [--log-dir DIR] [--metric-regex RE] [--max-tries N] [--grace S]\n"
+    "                [--seed N] [--no-gpu]\n"
     "                [--power-limit jit|max|observe [--progress-regex RE] [--pl-step W]\n"
     "                 [--pl-warmup S] [--pl-hold S] [--profile-params W,P]]\n"
     "                -- COMMAND ARGS...\n"
     "\n"
     "Runs a training command N times with the batch sizes the optimizer picks (seed 004).\n"
     "  --server URL       a zbso (or Zeus) server; default: embedded mode on --db\n"
-    "  --db PATH          embedded mode's SQLite file (default zbso.db)\n"
+    "  --db URL           embedded mode's database, a URL as for zbso serve\n"
+    "                     (sqlite:///zbso.db, postgresql://..., mysql://...) or a SQLite\n"
+    "                     file's path (default zbso.db)\n"
     "  --spec FILE        the job: JobSpec fields, optionally max_power, number_of_gpus,\n"
     "                     gpu_model (else measured), learning_rate, optimizer, seed, epochs\n"
     "  --recurrences N    how many times the job recurs (>= 1)\n"
     "  --log-dir DIR      where the run's directory goes (default zbso-runs)\n"
     "  --metric-regex RE  read one metric per epoch from the command's output (the first\n"
     "                     group of RE, e.g. 'val_acc=([0-9.]+)'), measure and report it;\n"
-    "                     without it the command reports through the zbso/Zeus client\n"
+    "                     without it the command reports through the zbso/Zeus client.\n"
+    "                     A try that reports nothing stops the run at once\n"
+    "  --max-tries N      tries per recurrence before the run fails (default 20, as\n"
+    "                     Zeus's ZeusMaster)\n"
     "  --grace S          seconds between SIGTERM and SIGKILL when stopping (default 10)\n"
     "  --seed N           base of the {seed} placeholder (default: job file, else 123456)\n"
     "  --no-gpu           measure time only (energy 0) instead of the GPUs\n"
@@ -47,7 +53,7 @@ static const char run_usage[] =
 
 enum { OPT_SERVER = 256, OPT_DB, OPT_SPEC, OPT_RECUR, OPT_LOG_DIR, OPT_REGEX, OPT_GRACE,
        OPT_SEED, OPT_NO_GPU, OPT_HELP, OPT_PL, OPT_PROGRESS, OPT_PL_STEP, OPT_PL_WARMUP,
-       OPT_PL_HOLD, OPT_PROFILE_PARAMS };
+       OPT_PL_HOLD, OPT_PROFILE_PARAMS, OPT_MAX_TRIES };
 
 /* Reads an integer option in [lo, hi] into *out; ZBSO_EINVAL naming the option and value. */
 static int int_option(const char *name, const char *v, long long lo, long long hi,
@@ -81,6 +87,7 @@ static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
         {"pl-warmup", required_argument, NULL, OPT_PL_WARMUP},
         {"pl-hold", required_argument, NULL, OPT_PL_HOLD},
         {"profile-params", required_argument, NULL, OPT_PROFILE_PARAMS},
+        {"max-tries", required_argument, NULL, OPT_MAX_TRIES},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -101,7 +108,7 @@ static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
     while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
         switch (c) {
         case OPT_SERVER: o->server_url = optarg; break;
-        case OPT_DB: o->db_path = optarg; break;
+        case OPT_DB: o->db = optarg; break;
         case OPT_SPEC: o->spec_path = optarg; break;
         case OPT_LOG_DIR: o->log_dir = optarg; break;
         case OPT_REGEX: o->metric_regex = optarg; break;
@@ -146,6 +153,10 @@ static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
             if (int_option("--pl-warmup", optarg, 0, 3600, &o->pl_warmup_s, err) < 0)
                 return ZBSO_EINVAL;
             break;
+        case OPT_MAX_TRIES:
+            if (int_option("--max-tries", optarg, 1, 1000, &o->max_tries, err) < 0)
+                return ZBSO_EINVAL;
+            break;
         case OPT_PL_HOLD:
             if (int_option("--pl-hold", optarg, 1, 3600, &o->pl_hold_s, err) < 0)
                 return ZBSO_EINVAL;
@@ -174,10 +185,12 @@ static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
                            argv[optind - 1]);
         }
     }
-    if (o->server_url != NULL && o->db_path != NULL)
-        return err_set(err, ZBSO_EINVAL, "give --server URL or --db PATH, not both");
-    if (o->server_url == NULL && o->db_path == NULL)
-        o->db_path = "zbso.db";
+    if (o->server_url != NULL && o->db != NULL)
+        return err_set(err, ZBSO_EINVAL, "give --server URL or --db URL, not both");
+    if (o->server_url == NULL && o->db == NULL)
+        o->db = "zbso.db";
+    if (o->db != NULL && o->db[0] == '\0')
+        return err_set(err, ZBSO_EINVAL, "--db '' is empty: give a database URL or a path");
     if (o->spec_path == NULL)
         return err_set(err, ZBSO_EINVAL, "--spec job.json is required");
     if (o->recurrences == 0)

@@ -2,6 +2,7 @@
  * sweep of (workload, seed) simulations and prints/writes the results. The simulation
  * itself lives in src/sim; nothing here decides a batch size or computes a cost. */
 #include <getopt.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@ static const char simulate_usage[] =
     "                     [--policy zeus|smart] [--compare zeus,smart] [--noise SIGMA]\n"
     "                     [--warm-start-from GPU|other]\n"
     "                     [--arrivals poisson:MEAN_GAP_S|FILE]\n"
+    "                     [--workload-file FILE]\n"
     "\n"
     "Replays recurring training jobs on the Zeus traces against the optimizer.\n"
     "  --workload NAME   cifar100, imagenet, squad, librispeech, movielens-1m,\n"
@@ -30,7 +32,8 @@ static const char simulate_usage[] =
     "  --power-trace F   power trace CSV (dataset,network,batch_size,optimizer,power_limit,\n"
     "                    time_per_epoch,average_power)\n"
     "  --train-trace F   train trace CSV (default DATA/traces/summary_train.csv)\n"
-    "  --seeds A..B      seeds to simulate, one simulation each, in parallel (default 1..1)\n"
+    "  --seeds N|A..B    seeds to simulate, one simulation each, in parallel: N means 1..N\n"
+    "                    (default 1)\n"
     "  --eta E           cost knob in [0, 1] (default 0.5)\n"
     "  --beta B|none     early-stop threshold factor > 0, or none (default 2)\n"
     "  --recurrences N   recurrences per simulation (default 2 * |batch sizes| * |power limits|)\n"
@@ -38,7 +41,12 @@ static const char simulate_usage[] =
     "                    max: always the highest power limit\n"
     "  --default-bs N    replace the workload's default batch size\n"
     "  --threads N       worker threads (default: the number of CPUs)\n"
-    "  --data-dir DIR    the data directory (ZBSO_DATA_DIR, default the source tree's data/)\n"
+    "  --data-dir DIR    the data directory, or its traces/ folder itself (ZBSO_DATA_DIR,\n"
+    "                    default the source tree's data/)\n"
+    "  --workload-file F a custom workload instead of --workload: a JSON object with name,\n"
+    "                    dataset, network, optimizer, target_metric, higher_is_better,\n"
+    "                    max_epochs, default_batch_size, train_trace, power_trace (CSV\n"
+    "                    files in data/traces/README.md's columns, relative to F) and gpu\n"
     "  --out DIR         write runs.csv, summary.csv, savings.csv and cost.svg there\n"
     "  --policy P        the jobs' batch size policy: zeus (default) or smart\n"
     "  --compare P,Q     run both policies on the same seeds and print their regret\n"
@@ -54,18 +62,23 @@ static const char simulate_usage[] =
     "                    submit time in seconds per line); default: one after another\n"
     "\n"
     "Prints the comparison per workload, then each simulated job's savings against its\n"
-    "default batch size (the server's definition: docs/SPEC.md, section 5, \"Savings\").\n";
+    "default batch size (the server's definition: docs/SPEC.md, section 5, \"Savings\"),\n"
+    "each table with a legend of its columns; energy in Wh/kWh/MWh, time in s/min/h.\n"
+    "A progress line goes to stderr once a run has taken 2 s.\n";
 
 enum {
     OPT_WORKLOAD = 256, OPT_GPU, OPT_POWER, OPT_TRAIN, OPT_SEEDS, OPT_ETA, OPT_BETA,
     OPT_RECUR, OPT_PL, OPT_OUT, OPT_DEFAULT_BS, OPT_THREADS, OPT_DATA_DIR, OPT_HELP,
-    OPT_POLICY, OPT_COMPARE, OPT_NOISE, OPT_WARM, OPT_ARRIVALS
+    OPT_POLICY, OPT_COMPARE, OPT_NOISE, OPT_WARM, OPT_ARRIVALS, OPT_WORKLOAD_FILE
 };
 
 #define SIM_LIST_MAX 8   /* GPUs or etas of a --compare list */
 
 typedef struct sim_args {
     const char *workload, *gpu, *power_trace, *train_trace, *data_dir, *out;
+    const char *workload_file;     /* --workload-file; NULL: the presets */
+    bool workload_given, gpu_given;
+    char traces[3900];             /* the traces folder of --data-dir (traces_dir) */
     uint64_t seed_lo, seed_hi;
     int64_t default_bs;
     int threads;
@@ -161,7 +174,8 @@ static int parse_int(const char *flag, const char *text, long long lo, long long
     return 0;
 }
 
-/* Parses "A..B" or "A" into a seed range of at most SIM_MAX_SEEDS seeds. */
+/* Parses "A..B" (seeds A to B) or "N" (seeds 1 to N) into a seed range of at most
+ * SIM_MAX_SEEDS seeds. */
 static int parse_seeds(const char *text, uint64_t *lo, uint64_t *hi, zbso_err *err)
 {
     char *end = NULL;
@@ -173,6 +187,10 @@ static int parse_seeds(const char *text, uint64_t *lo, uint64_t *hi, zbso_err *e
         if (rest[0] < '0' || rest[0] > '9')
             goto bad;
         b = strtoull(rest, &end, 10);
+    } else {
+        if (a == 0)
+            goto bad;
+        a = 1;    /* --seeds N: N simulations, seeds 1..N */
     }
     if (*end != '\0' || b < a || b - a >= SIM_MAX_SEEDS || a > (1ULL << 62) ||
         b > (1ULL << 62))
@@ -182,8 +200,8 @@ static int parse_seeds(const char *text, uint64_t *lo, uint64_t *hi, zbso_err *e
     return 0;
 bad:
     return err_set(err, ZBSO_EINVAL,
-                   "--seeds '%s' is not a range A..B of non-negative seeds (A <= B, at most "
-                   "%d seeds)", text, SIM_MAX_SEEDS);
+                   "--seeds '%s' is neither a count N >= 1 (seeds 1..N) nor a range A..B of "
+                   "non-negative seeds (A <= B), of at most %d seeds", text, SIM_MAX_SEEDS);
 }
 
 /* Checks --gpu, --eta and --warm-start-from against each other and --compare. */
@@ -234,6 +252,7 @@ static int parse_args(int argc, char **argv, sim_args *a, zbso_err *err)
         {"default-bs", required_argument, NULL, OPT_DEFAULT_BS},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"data-dir", required_argument, NULL, OPT_DATA_DIR},
+        {"workload-file", required_argument, NULL, OPT_WORKLOAD_FILE},
         {"help", no_argument, NULL, OPT_HELP},
         {"policy", required_argument, NULL, OPT_POLICY},
         {"compare", required_argument, NULL, OPT_COMPARE},
@@ -264,8 +283,9 @@ static int parse_args(int argc, char **argv, sim_args *a, zbso_err *err)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case OPT_WORKLOAD: a->workload = optarg; break;
-        case OPT_GPU: a->gpu = optarg; break;
+        case OPT_WORKLOAD: a->workload = optarg; a->workload_given = true; break;
+        case OPT_GPU: a->gpu = optarg; a->gpu_given = true; break;
+        case OPT_WORKLOAD_FILE: a->workload_file = optarg; break;
         case OPT_POWER: a->power_trace = optarg; break;
         case OPT_TRAIN: a->train_trace = optarg; break;
         case OPT_DATA_DIR: a->data_dir = optarg; break;
@@ -350,6 +370,8 @@ static int parse_args(int argc, char **argv, sim_args *a, zbso_err *err)
     }
     if (optind < argc)
         return err_set(err, ZBSO_EINVAL, "unexpected argument '%s'", argv[optind]);
+    if (a->workload_file != NULL && a->workload_given)
+        return err_set(err, ZBSO_EINVAL, "give --workload or --workload-file, not both");
     return check_lists(a, err);
 }
 
@@ -358,13 +380,13 @@ typedef struct progress_ctx {
     bool shown, tty;
 } progress_ctx;
 
-/* Prints "simulations done/total" on stderr once a sweep has run a second: in place on a
+/* Prints "simulations done/total" on stderr once a sweep has run 2 s: in place on a
  * terminal, else a line every five seconds. */
 static void show_progress(void *ctx, size_t done, size_t total)
 {
     progress_ctx *p = ctx;
     double now_s = clk_mono_s();
-    if (now_s - p->start_s < 1.0)
+    if (now_s - p->start_s < 2.0)
         return;
     if (!p->tty && p->shown && now_s - p->last_s < 5.0 && done < total)
         return;
@@ -389,23 +411,58 @@ static void print_summary(const sim_summary *s, size_t n)
                s[i].time_vs_default, s[i].cost_vs_default, s[i].energy_vs_best,
                s[i].time_vs_best, s[i].cost_vs_best);
     }
+    printf("  seeds: simulations (one job each); recs: recurrences per job\n"
+           "  default: the default batch size; best: the cheapest fixed batch size@power\n"
+           "    limit (W) in hindsight\n"
+           "  E, T, C: energy, time and cost (eta * E + (1 - eta) * max power * T) of all\n"
+           "    recurrences with zbso, as a ratio: /dflt to always training the default at\n"
+           "    the highest power limit, /best to always training the best (below 1: zbso\n"
+           "    spent less)\n");
 }
 
-/* Prints "%12.6g" of x, or "-" in its place when it does not exist. */
-static void print_num(bool exists, double x)
+/* Writes J as Wh, kWh, MWh or GWh with 3 significant digits into out. */
+static const char *energy_text(double j, char *out, size_t cap)
 {
-    if (exists)
-        printf(" %12.6g", x);
-    else
-        printf(" %12s", "-");
+    static const char *const units[] = {"Wh", "kWh", "MWh", "GWh"};
+    double v = j / 3600.0;
+    size_t u = 0;
+    while (u + 1 < sizeof units / sizeof units[0] && fabs(v) >= 1000.0) {
+        v /= 1000.0;
+        u++;
+    }
+    snprintf(out, cap, "%.3g %s", v, units[u]);
+    return out;
 }
 
-/* One line per simulated job: its savings (opt_savings) as savings.csv has them, fewer
- * digits. */
+/* Writes s as s, min, h or d with 3 significant digits into out. */
+static const char *time_text(double s, char *out, size_t cap)
+{
+    double a = fabs(s);
+    if (a < 120)
+        snprintf(out, cap, "%.3g s", s);
+    else if (a < 7200)
+        snprintf(out, cap, "%.3g min", s / 60);
+    else if (a < 172800)
+        snprintf(out, cap, "%.3g h", s / 3600);
+    else
+        snprintf(out, cap, "%.3g d", s / 86400);
+    return out;
+}
+
+/* Prints x as text (energy_text or time_text) in a column of 12, or "-" when it does not
+ * exist. */
+static void print_qty(bool exists, double x, const char *(*text)(double, char *, size_t))
+{
+    char buf[32];
+    printf(" %12s", exists ? text(x, buf, sizeof buf) : "-");
+}
+
+/* One line per simulated job: its savings (opt_savings) as savings.csv has them (in J and
+ * s there), in readable units. */
 static void print_savings(sim_workload *const *ws, size_t n_ws, const sim_result *results,
                           size_t n_seeds)
 {
-    printf("\nsavings per job against its default batch size (energy J, time s, cost):\n");
+    printf("\nsavings per job against its default batch size:\n");
     printf("%-13s %-6s %5s %6s %6s %12s %12s %12s %10s %12s\n", "workload", "gpu", "seed",
            "trials", "failed", "saved E", "saved T", "saved C", "break-even", "regret");
     for (size_t i = 0; i < n_ws; i++)
@@ -417,13 +474,32 @@ static void print_savings(sim_workload *const *ws, size_t n_ws, const sim_result
                 snprintf(be, sizeof be, "%lld", (long long)s->break_even);
             printf("%-13s %-6s %5llu %6lld %6lld", ws[i]->preset.name, ws[i]->gpu,
                    (unsigned long long)r->seed, (long long)s->finished, (long long)s->failed);
-            print_num(s->has_baseline, s->saved.energy);
-            print_num(s->has_baseline, s->saved.time);
-            print_num(s->has_baseline, s->saved.cost);
+            print_qty(s->has_baseline, s->saved.energy, energy_text);
+            print_qty(s->has_baseline, s->saved.time, time_text);
+            print_qty(s->has_baseline, s->saved.cost, energy_text);
             printf(" %10s", be);
-            print_num(s->has_best, s->regret);
+            print_qty(s->has_best, s->regret, energy_text);
             printf("\n");
         }
+    printf("  trials: finished trials (with a measurement); failed: trials without one\n"
+           "  saved E, T, C: what as many runs at the default batch size (their mean in\n"
+           "    this job) would have spent, less what the job spent (negative: zbso spent\n"
+           "    more while exploring); cost in energy units (eta * E + (1 - eta) *\n"
+           "    max power * T)\n"
+           "  break-even: the trial from which the job's cumulative cost stays at or below\n"
+           "    the default's (-: not yet)\n"
+           "  regret: cost spent beyond as many runs of the job's best batch size\n");
+}
+
+/* The traces folder of --data-dir DIR into out (cap bytes): DIR/traces, or DIR itself
+ * when it holds the traces (summary_train.csv) and has no traces/ folder. */
+static void traces_dir(const char *data_dir, char *out, size_t cap)
+{
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s/summary_train.csv", data_dir);
+    snprintf(out, cap, "%s/traces", data_dir);
+    if (access(out, F_OK) != 0 && access(probe, F_OK) == 0)
+        snprintf(out, cap, "%s", data_dir);
 }
 
 /* One GPU's power trace and the workloads built from it. */
@@ -456,8 +532,8 @@ static int gpu_set_load(const sim_args *a, const char *gpu, const char *power_tr
     if (power_trace != NULL)
         snprintf(g->power_path, sizeof g->power_path, "%s", power_trace);
     else
-        snprintf(g->power_path, sizeof g->power_path, "%s/traces/summary_power_%s.csv",
-                 a->data_dir, gpu);
+        snprintf(g->power_path, sizeof g->power_path, "%s/summary_power_%s.csv", a->traces,
+                 gpu);
     if (power_trace == NULL && access(g->power_path, F_OK) != 0)
         return err_set(err, ZBSO_EINVAL, "no power trace for GPU '%s' (%s does not exist); "
                        "give one with --power-trace FILE", gpu, g->power_path);
@@ -594,6 +670,7 @@ int cli_simulate(int argc, char **argv)
     sim_summary sums[16];
     char train_path[4096];
     double *arrival_times = NULL;
+    sim_workload_file *custom = NULL;
     int status = CLI_EXIT_FAIL, rc;
 
     err_clear(&err);
@@ -607,7 +684,21 @@ int cli_simulate(int argc, char **argv)
     size_t n_presets, n_chosen = 0;
     const sim_preset *presets = sim_presets(&n_presets);
     const sim_preset *chosen[16];
-    if (strcmp(a.workload, "all") == 0) {
+    if (a.workload_file != NULL) {
+        if ((custom = calloc(1, sizeof *custom)) == NULL) {
+            rc = err_set(&err, ZBSO_ENOMEM, "out of memory reading --workload-file");
+            goto fail;
+        }
+        if ((rc = sim_workload_file_load(a.workload_file, custom, &err)) < 0)
+            goto fail;
+        chosen[n_chosen++] = &custom->preset;
+        if (a.power_trace == NULL)
+            a.power_trace = custom->power_trace;
+        if (a.train_trace == NULL)
+            a.train_trace = custom->train_trace;
+        if (!a.gpu_given && (rc = parse_gpus(custom->gpu, &a, &err)) < 0)
+            goto fail;
+    } else if (strcmp(a.workload, "all") == 0) {
         for (size_t i = 0; i < n_presets && i < 16; i++)
             chosen[n_chosen++] = &presets[i];
     } else {
@@ -622,10 +713,11 @@ int cli_simulate(int argc, char **argv)
         }
         chosen[n_chosen++] = p;
     }
+    traces_dir(a.data_dir, a.traces, sizeof a.traces);
     if (a.train_trace != NULL)
         snprintf(train_path, sizeof train_path, "%s", a.train_trace);
     else
-        snprintf(train_path, sizeof train_path, "%s/traces/summary_train.csv", a.data_dir);
+        snprintf(train_path, sizeof train_path, "%s/summary_train.csv", a.traces);
 
     /* Refuse an unusable --out before spending any time. */
     if (a.out != NULL && (rc = sim_check_out_dir(a.out, &err)) < 0)
@@ -636,8 +728,7 @@ int cli_simulate(int argc, char **argv)
         char power_path[4096];
         if (gpu == NULL)
             break;
-        snprintf(power_path, sizeof power_path, "%s/traces/summary_power_%s.csv", a.data_dir,
-                 gpu);
+        snprintf(power_path, sizeof power_path, "%s/summary_power_%s.csv", a.traces, gpu);
         if (access(power_path, F_OK) != 0) {
             rc = err_set(&err, ZBSO_EINVAL, "no power trace for GPU '%s' (%s does not exist); "
                          "give one with --power-trace FILE", gpu, power_path);
@@ -697,5 +788,6 @@ out:
     gpu_set_free(&src);
     sim_train_trace_free(&train);
     free(arrival_times);
+    free(custom);
     return status;
 }

@@ -342,8 +342,10 @@ static int apply(cli_config *cfg, int k, const char *what, const char *v, zbso_e
             return err_set(err, ZBSO_EINVAL, "%s is empty; give an address to listen on", what);
         return config_copy(what, v, cfg->host, sizeof cfg->host, err);
     case K_LOG_LEVEL: {
-        int level = log_level_parse(v);
-        cfg->log_level = level < 0 ? ZLOG_INFO : level;
+        /* Refused once the flags are read (cli_start): --log-level may override it. */
+        cfg->log_level = log_level_parse(v);
+        if (cfg->log_level < 0)
+            snprintf(cfg->log_level_bad, sizeof cfg->log_level_bad, "%s", v);
         return 0;
     }
     case K_ECHO_SQL:

@@ -22,7 +22,8 @@ typedef struct cli_config {
     char database_url[CFG_URL_MAX + 1];
     char host[CFG_HOST_MAX + 1];
     int port;                        /* 0..65535; 0 asks for an ephemeral port */
-    int log_level;                   /* enum log_level */
+    int log_level;                   /* enum log_level; -1: the environment's is unknown */
+    char log_level_bad[64];          /* that unknown name, for the message */
     bool echo_sql;
     char db_user[CFG_SECRET_MAX + 1];     /* "" when not configured */
     char db_password[CFG_SECRET_MAX + 1];

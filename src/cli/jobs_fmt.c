@@ -250,6 +250,27 @@ static void csv_header_for(FILE *to, const column *cols, size_t n, const char *p
     }
 }
 
+/* Writes unix seconds t as RFC 3339 UTC with milliseconds ("2026-11-23T22:30:05.250Z"),
+ * which spreadsheets and pandas read as a time; a value out of range as its number. */
+static void csv_time(FILE *to, double t)
+{
+    struct tm tm;
+    char buf[64];
+    double s = floor(t);
+    time_t secs = (time_t)s;
+    long ms = lround((t - s) * 1000.0);
+    if (ms == 1000) {
+        secs++;
+        ms = 0;
+    }
+    if (!isfinite(t) || fabs(t) > 1e13 || gmtime_r(&secs, &tm) == NULL ||
+        strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
+        fprintf(to, "%.17g", t);
+        return;
+    }
+    fprintf(to, "%s.%03ldZ", buf, ms);
+}
+
 static void csv_header(FILE *to, const column *cols, size_t n, const char *prefix)
 {
     csv_header_for(to, cols, n, prefix, NULL);
@@ -266,7 +287,11 @@ static void csv_row_for(FILE *to, const column *cols, size_t n, const json_t *ro
             continue;
         if (k++ > 0)
             fputc(',', to);
-        csv_value(to, row != NULL ? at(row, cols[i].path) : NULL);
+        const json_t *v = row != NULL ? at(row, cols[i].path) : NULL;
+        if (cols[i].k == K_TIME && json_is_number(v))
+            csv_time(to, json_number_value(v));
+        else
+            csv_value(to, v);
     }
 }
 

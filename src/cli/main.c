@@ -5,11 +5,7 @@
 
 #include "cli/cli.h"
 
-static const struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    const char *summary;
-} commands[] = {
+static const cli_command commands[] = {
     {"serve", cli_serve, "run the batch size optimizer server (HTTP/JSON)"},
     {"migrate", cli_migrate, "create or upgrade the database schema, or print its SQL"},
     {"simulate", cli_simulate, "simulate recurring jobs on the Zeus traces against the optimizer"},
@@ -18,7 +14,15 @@ static const struct {
     {"monitor", cli_monitor, "run a command and print the GPU time and energy it used"},
     {"import", cli_import, "import the jobs of a Zeus BSO server's database"},
     {"db", cli_db, "copy a zbso database between backends, back it up, restore it"},
+    {"version", cli_version, "print the version, git commit, backends and libraries"},
+    {"completion", cli_completion, "print a bash, zsh or fish completion script"},
 };
+
+const cli_command *cli_commands(size_t *n)
+{
+    *n = sizeof commands / sizeof commands[0];
+    return commands;
+}
 
 static void usage(FILE *to)
 {

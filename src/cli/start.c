@@ -67,6 +67,11 @@ int cli_start(const char *cmd, const char *usage, int argc, char **argv, cli_con
         fprintf(stderr, "zbso %s: %s\n", cmd, err.msg);
         return CLI_EXIT_USAGE;
     }
+    if (cfg->log_level < 0) {
+        fprintf(stderr, "zbso %s: ZEUS_BSO_LOG_LEVEL '%s' is not one of NOTSET, DEBUG, INFO, "
+                        "WARN, WARNING, ERROR, CRITICAL\n", cmd, cfg->log_level_bad);
+        return CLI_EXIT_USAGE;
+    }
     log_set_level(cfg->log_level);
     return -1;
 }

@@ -52,6 +52,7 @@ struct zbso_client {
     zbso_job_spec job;                    /* CreatedJob as the server answered it */
     char *job_json;                       /* the same, as JSON */
     char *spec_json;                      /* JobSpecFromClient as sent, JSON */
+    char warning[TRANSPORT_WARNING_MAX + 1];  /* the server's about the registration */
     int64_t batch_size;                   /* 0 until get_batch_size succeeded */
     int64_t trial_number;
     int64_t cur_epoch;
@@ -232,6 +233,7 @@ static int register_job(zbso_client *c, const zbso_job_spec *spec, zbso_err *err
         return err_set(err, ZBSO_ENOMEM, "out of memory keeping the job spec");
     if (protocol_register_job(c->tp, spec, &c->job, err) < 0)
         return request_failed(err);
+    snprintf(c->warning, sizeof c->warning, "%s", transport_warning(c->tp));
     if (!(c->job_json = codec_job_spec_dump(&c->job, NULL)))
         return err_set(err, ZBSO_ENOMEM, "out of memory keeping the registered job");
     log_info("zbso client: job is registered with job_id %s", c->job.job_id);
@@ -407,6 +409,8 @@ const char *zbso_client_job_id(const zbso_client *c) { return c ? c->job.job_id 
 
 const char *zbso_client_job_json(const zbso_client *c) { return c ? c->job_json : ""; }
 
+const char *zbso_client_warning(const zbso_client *c) { return c ? c->warning : ""; }
+
 /* True when bs is one of the registered job's batch sizes. */
 static bool job_has_batch_size(const zbso_client *c, int64_t bs)
 {
@@ -447,7 +451,7 @@ static int trial_from_server(const zbso_client *c, zbso_trial_id *tid, zbso_err 
     if (protocol_next_batch_size(c->tp, c->job.job_id, tid, err) < 0)
         return request_failed(err);
     if (!job_has_batch_size(c, tid->batch_size))
-        return err_set(err, ZBSO_ERUNTIME, "Zeus server returned a strange batch_size: %lld",
+        return err_set(err, ZBSO_ERUNTIME, "the server returned a strange batch_size: %lld",
                        (long long)tid->batch_size);
     return 0;
 }

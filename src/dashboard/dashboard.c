@@ -1,5 +1,6 @@
-/* dashboard.c: the table of the dashboard's files (dashboard.h). The bytes come from
- * index.html, app.js and app.css beside this file, compiled in by src/http/embed.cmake.
+/* dashboard.c: the table of the dashboard's and the API docs' files (dashboard.h). The
+ * bytes come from index.html, app.js, app.css, docs.html, docs.js and
+ * vendor/swagger-ui-dist/ beside this file, compiled in by src/http/embed.cmake.
  * Nothing here reads a file or the store. */
 #include <string.h>
 
@@ -11,6 +12,14 @@ extern const char dash_app_js[];
 extern const size_t dash_app_js_len;
 extern const char dash_app_css[];
 extern const size_t dash_app_css_len;
+extern const char dash_docs_html[];
+extern const size_t dash_docs_html_len;
+extern const char dash_docs_js[];
+extern const size_t dash_docs_js_len;
+extern const char dash_swagger_ui_bundle_js[];
+extern const size_t dash_swagger_ui_bundle_js_len;
+extern const char dash_swagger_ui_css[];
+extern const size_t dash_swagger_ui_css_len;
 
 /* no-cache: the browser asks again on every load (the files are small, and an upgraded
  * binary's files are used at once). The page may load scripts, styles and API answers from
@@ -46,6 +55,16 @@ static const struct {
      ASSET_HEADERS},
     {DASH_PATH_CSS, "text/css; charset=utf-8", dash_app_css, &dash_app_css_len,
      ASSET_HEADERS},
+    /* The API docs: the page has the dashboard's policy too (Swagger UI needs nothing
+     * more: it sets styles through the DOM, which style-src does not govern). */
+    {DASH_PATH_DOCS, "text/html; charset=utf-8", dash_docs_html, &dash_docs_html_len,
+     HTML_HEADERS},
+    {DASH_PATH_DOCS_JS, "text/javascript; charset=utf-8", dash_docs_js, &dash_docs_js_len,
+     ASSET_HEADERS},
+    {DASH_PATH_SWAGGER_JS, "text/javascript; charset=utf-8", dash_swagger_ui_bundle_js,
+     &dash_swagger_ui_bundle_js_len, ASSET_HEADERS},
+    {DASH_PATH_SWAGGER_CSS, "text/css; charset=utf-8", dash_swagger_ui_css,
+     &dash_swagger_ui_css_len, ASSET_HEADERS},
 };
 
 size_t dash_asset_count(void)

@@ -1,4 +1,5 @@
-/* dashboard.h: the read-only web dashboard's files (SPEC §5), compiled into the binary:
+/* dashboard.h: the read-only web dashboard's files (SPEC §5) and the API docs' (/docs),
+ * compiled into the binary:
  * their paths, media types, headers and bytes. Pure data, no I/O. The files hold no job
  * data: every figure the page shows is fetched by the browser from the inspection API,
  * with the bearer token when the server has one, so serving them needs no token. */
@@ -11,6 +12,11 @@
 #define DASH_PATH_INDEX "/"
 #define DASH_PATH_JS "/app.js"
 #define DASH_PATH_CSS "/app.css"
+/* The interactive API docs (Swagger UI on /openapi.json) and their files. */
+#define DASH_PATH_DOCS "/docs"
+#define DASH_PATH_DOCS_JS "/docs/docs.js"
+#define DASH_PATH_SWAGGER_JS "/docs/swagger-ui-bundle.js"
+#define DASH_PATH_SWAGGER_CSS "/docs/swagger-ui.css"
 
 typedef struct dash_asset {
     const char *path;            /* one of DASH_PATH_* */

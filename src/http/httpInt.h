@@ -29,10 +29,13 @@ typedef struct http_reply {
     const char *const *headers;      /* NULL, or name, value, ..., NULL: more headers */
     bool authorized;                 /* the request carried the API or the read token
                                       * (never when the server has none) */
+    char warning[512];               /* POST /jobs: X-Zbso-Warning's value (printable) */
+    const char *warning_headers[3];  /* headers pointing at it */
 } http_reply;
 
 #define HTTP_HEADER_JOB_VERSION "X-Zbso-Job-Version"
 #define HTTP_HEADER_IDEMPOTENCY_KEY "Idempotency-Key"
+#define HTTP_HEADER_WARNING "X-Zbso-Warning"
 
 
 struct http_metrics;

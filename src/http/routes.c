@@ -9,6 +9,7 @@
 #include "dashboard/dashboard.h"
 #include "http/httpInt.h"
 #include "inspect/inspect.h"
+#include "util/log.h"
 #include "util/utf8.h"
 #include "http/metrics.h"
 
@@ -158,6 +159,32 @@ static int query_job_id(struct MHD_Connection *c, http_reply *r)
 /* Handlers: each fills r (status, body, job id for the log); failures become error
  * replies through the status table. */
 
+/* A job registered under a new random id (no job_id given) while a job of the same spec
+ * exists under its prefix: seed 003's example with ZEUS_JOB_ID unset learns nothing across
+ * runs. Says so in the log (at most once a second) and to the client, in X-Zbso-Warning,
+ * which libzbso and the Python binding show. The registration stands either way. */
+static void warn_if_similar(const http_ctx *ctx, const zbso_job_spec *stored, http_reply *r)
+{
+    static log_limit limit = LOG_LIMIT_INIT;
+    char similar[ZBSO_ID_MAX + 1], id_esc[100], other_esc[100], prefix_esc[100];
+    zbso_err err;
+    if (svc_similar_job(ctx->st, stored, similar, &err) != 1)
+        return;
+    log_escape(stored->job_id, strlen(stored->job_id), id_esc, sizeof id_esc);
+    log_escape(similar, strlen(similar), other_esc, sizeof other_esc);
+    log_escape(stored->job_id_prefix, strlen(stored->job_id_prefix), prefix_esc,
+               sizeof prefix_esc);
+    snprintf(r->warning, sizeof r->warning, "job %s was registered with a new random id "
+             "under prefix %s, which already has job %s with the same spec: did you mean to "
+             "set job_id? (each new id starts learning from scratch)", id_esc, prefix_esc,
+             other_esc);
+    r->warning_headers[0] = HTTP_HEADER_WARNING;
+    r->warning_headers[1] = r->warning;
+    r->warning_headers[2] = NULL;
+    r->headers = r->warning_headers;
+    log_limited(&limit, ZLOG_WARN, "%s", r->warning);
+}
+
 /* POST /jobs: 201 for a new job, 200 for an identical re-registration. */
 static void jobs_post(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
                       size_t len, http_reply *r)
@@ -175,6 +202,8 @@ static void jobs_post(const http_ctx *ctx, struct MHD_Connection *c, const char 
         return;
     }
     memcpy(r->job_id, stored.job_id, sizeof r->job_id);
+    if (created && spec.job_id[0] == '\0')
+        warn_if_similar(ctx, &stored, r);
     size_t n = 0;
     char *text = codec_created_job_dump(&stored, &n);
     reply_json(r, created ? 201 : 200, text, n);
@@ -500,8 +529,8 @@ static void openapi_get(const http_ctx *ctx, struct MHD_Connection *c, const cha
     r->body_static = true;
 }
 
-/* GET /, /app.js, /app.css: the dashboard's files (src/dashboard), public: they hold no
- * job data, which the page fetches from the inspection API with the token. */
+/* GET /, /app.js, /app.css, /docs and its files: the dashboard's and the API docs' files
+ * (src/dashboard), public: they hold no job data, which the pages fetch with the token. */
 static void dashboard_get(const http_ctx *ctx, struct MHD_Connection *c, const char *body,
                           size_t len, http_reply *r)
 {
@@ -540,6 +569,11 @@ static const http_route routes[] = {
     {"GET", DASH_PATH_INDEX, "GET", false, HTTP_SCOPE_PUBLIC, dashboard_get, false},
     {"GET", DASH_PATH_JS, "GET", false, HTTP_SCOPE_PUBLIC, dashboard_get, false},
     {"GET", DASH_PATH_CSS, "GET", false, HTTP_SCOPE_PUBLIC, dashboard_get, false},
+    /* The interactive API docs (Swagger UI), public like the dashboard's files. */
+    {"GET", DASH_PATH_DOCS, "GET", false, HTTP_SCOPE_PUBLIC, dashboard_get, false},
+    {"GET", DASH_PATH_DOCS_JS, "GET", false, HTTP_SCOPE_PUBLIC, dashboard_get, false},
+    {"GET", DASH_PATH_SWAGGER_JS, "GET", false, HTTP_SCOPE_PUBLIC, dashboard_get, false},
+    {"GET", DASH_PATH_SWAGGER_CSS, "GET", false, HTTP_SCOPE_PUBLIC, dashboard_get, false},
 };
 
 /* Whether s ends with the n bytes of suffix, with something before them. */

@@ -10,6 +10,7 @@ void recur_init(recur_policy *p, int64_t default_batch_size, bool has_beta, doub
     p->beta = beta;
     p->has_min_cost = false;
     p->min_cost = 0;
+    p->max_tries = RECUR_MAX_TRIES;
 }
 
 double recur_cost_bound(const recur_policy *p)
@@ -29,5 +30,5 @@ recur_next recur_after_try(recur_policy *p, int64_t rec, int64_t try_no, int64_t
     }
     if (rec == 1 && try_no == 1 && batch_size == p->default_batch_size)
         return RECUR_FAIL_DEFAULT;
-    return try_no >= RECUR_MAX_TRIES ? RECUR_FAIL_TRIES : RECUR_RETRY;
+    return try_no >= p->max_tries ? RECUR_FAIL_TRIES : RECUR_RETRY;
 }

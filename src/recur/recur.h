@@ -2,24 +2,25 @@
  * code for `zbso run` (src/run/driver.c) and `zbso simulate` (src/sim/recurrence.c) so
  * that both decide alike. Pure: no I/O, no clock, no optimizer; the callers run the tries.
  *
- * The rules: a recurrence is retried until a try reaches the target, at most
- * RECUR_MAX_TRIES tries; the first try of the first recurrence, when it runs the default
- * batch size, must reach it; a try that reached the target at a lower cost lowers the
- * early-stopping bound beta * min_cost that later tries run under. */
+ * The rules: a recurrence is retried until a try reaches the target, at most max_tries
+ * tries (RECUR_MAX_TRIES unless the caller sets another: `zbso run --max-tries`); the
+ * first try of the first recurrence, when it runs the default batch size, must reach it;
+ * a try that reached the target at a lower cost lowers the early-stopping bound
+ * beta * min_cost that later tries run under. */
 #ifndef ZBSO_RECUR_RECUR_H
 #define ZBSO_RECUR_RECUR_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#define RECUR_MAX_TRIES 20    /* tries per recurrence, as ZeusMaster's range(1, 21) */
+#define RECUR_MAX_TRIES 20    /* default tries per recurrence, as ZeusMaster's range(1, 21) */
 
 /* What comes after a try. */
 typedef enum recur_next {
     RECUR_NEXT,           /* the try reached the target: on to the next recurrence */
     RECUR_RETRY,          /* it did not: another try of this recurrence */
     RECUR_FAIL_DEFAULT,   /* the default batch size's first run did not reach the target */
-    RECUR_FAIL_TRIES,     /* RECUR_MAX_TRIES tries of one recurrence did not */
+    RECUR_FAIL_TRIES,     /* max_tries tries of one recurrence did not */
 } recur_next;
 
 /* The policy's state across the recurrences of one run of a job. */
@@ -29,6 +30,7 @@ typedef struct recur_policy {
     double beta;
     bool has_min_cost;    /* a try has reached the target */
     double min_cost;      /* the least cost of such a try */
+    int64_t max_tries;    /* tries per recurrence, >= 1; recur_init sets RECUR_MAX_TRIES */
 } recur_policy;
 
 /* Starts the policy of a job with this default batch size and beta knob (has_beta false:

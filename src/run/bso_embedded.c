@@ -2,6 +2,7 @@
  * file, so no server is needed and decisions are made by the same code as the server's. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "run/runInt.h"
 #include "service/service.h"
@@ -69,7 +70,7 @@ static void emb_close(run_bso *b)
 static const run_bso_ops embedded_ops = {emb_register, emb_next, emb_report, emb_end,
                                          emb_profile_get, emb_profile_put, emb_close};
 
-int run_bso_embedded_open(const char *db_path, run_bso **out, zbso_err *err)
+int run_bso_embedded_open(const char *db, run_bso **out, zbso_err *err)
 {
     char url[RUN_PATH_MAX + 16];
     store_options opt = {.create_if_empty = true};
@@ -77,9 +78,11 @@ int run_bso_embedded_open(const char *db_path, run_bso **out, zbso_err *err)
     int rc;
 
     *out = NULL;
-    int n = snprintf(url, sizeof url, "sqlite:///%s", db_path);
+    /* A URL as every other command takes it; a bare path is a SQLite file. */
+    int n = strstr(db, "://") != NULL ? snprintf(url, sizeof url, "%s", db)
+                                      : snprintf(url, sizeof url, "sqlite:///%s", db);
     if (n < 0 || (size_t)n >= sizeof url)
-        return err_set(err, ZBSO_EINVAL, "--db path '%.80s...' is too long", db_path);
+        return err_set(err, ZBSO_EINVAL, "--db '%.80s...' is too long", db);
     if ((e = calloc(1, sizeof *e)) == NULL)
         return err_set(err, ZBSO_ENOMEM, "out of memory opening %s", url);
     if ((rc = store_open(url, &opt, &e->st, err)) < 0) {

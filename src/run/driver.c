@@ -266,6 +266,33 @@ static int read_outcome(driver *d, try_state *s, zbso_err *err)
     return 0;
 }
 
+/* The failure of a try whose command exited (desc) without reporting: prints what to do
+ * on stderr and returns ZBSO_ECONFIG with err saying what happened. */
+static int no_report(const driver *d, const char *cmd, const char *desc, int64_t trial,
+                     const char *log_path, zbso_err *err)
+{
+    if (d->has_re) {
+        fprintf(stderr, "zbso run: hint: no line of the command's output matched "
+                        "--metric-regex '%s'; check it against %s (its first group must be "
+                        "the metric, e.g. 'val_acc=([0-9.]+)'), or drop it and report each "
+                        "epoch through the client library (zbso.optimizer.batch_size, "
+                        "zbso_client_*)\n", d->o->metric_regex, log_path);
+        return err_set(err, ZBSO_ECONFIG, "the command '%s' %s without printing a metric "
+                       "that --metric-regex matches (trial %lld, see %s); stopped after this "
+                       "first try, since every try would end alike", cmd, desc,
+                       (long long)trial, log_path);
+    }
+    fprintf(stderr, "zbso run: hint: without --metric-regex the command must report each "
+                    "epoch through the client library (zbso.optimizer.batch_size's "
+                    "BatchSizeOptimizer, or zbso_client_*) until the optimizer says stop; "
+                    "or give --metric-regex 'RE' (e.g. 'val_acc=([0-9.]+)') and zbso run "
+                    "reads one metric per epoch from its output\n");
+    return err_set(err, ZBSO_ECONFIG, "the command '%s' %s without finishing its trial "
+                   "%lld: it reported nothing, or stopped before the optimizer said so (see "
+                   "%s); stopped after this first try, since every try would end alike", cmd,
+                   desc, (long long)trial, log_path);
+}
+
 /* Runs one try of recurrence rec. Fills *row for history.csv (row->try_no set by the
  * caller) and returns 0 when the try ran to an outcome (reached or not); a negative code
  * when the run must stop (the trial has been ended). *dispatched tells whether a trial was
@@ -293,7 +320,8 @@ static int run_try(driver *d, int64_t rec, int64_t try_no, run_history_row *row,
     row->batch_size = s->tid.batch_size;
     snprintf(tag, sizeof tag, "rec%02lld+try%02lld", (long long)rec, (long long)try_no);
     snprintf(log_path, sizeof log_path, "%s/%s.log", d->hist.dir, tag);
-    uint64_t seed = d->seed + (uint64_t)(rec - 1) * RECUR_MAX_TRIES + (uint64_t)(try_no - 1);
+    uint64_t seed = d->seed + (uint64_t)(rec - 1) * (uint64_t)d->policy.max_tries +
+                    (uint64_t)(try_no - 1);
     run_subst sub = subst_for(d, s->tid.batch_size, seed);
     if ((rc = build_argv(d, &sub, &argv, err)) < 0)
         goto out;
@@ -356,6 +384,13 @@ static int run_try(driver *d, int64_t rec, int64_t try_no, run_history_row *row,
                      desc, d->has_re ? "before the optimizer stopped it"
                                      : "without finishing its trial",
                      (long long)s->tid.trial_number, log_path);
+        goto out;
+    }
+    /* A try that reported nothing says the command and zbso run are not wired together
+     * (no --metric-regex, or one that matches nothing): every retry would burn a whole
+     * training run and end alike, so the run stops here with one Failed trial. */
+    if (!s->stopped && (!d->has_re || s->epochs == 0)) {
+        rc = no_report(d, argv[0], desc, s->tid.trial_number, log_path, err);
         goto out;
     }
     if (!s->stopped)
@@ -440,6 +475,7 @@ static int recurrences(driver *d, zbso_err *err)
 {
     int rc = 0;
     recur_init(&d->policy, d->job.default_batch_size, d->job.has_beta_knob, d->job.beta_knob);
+    d->policy.max_tries = d->o->max_tries > 0 ? d->o->max_tries : RECUR_MAX_TRIES;
     for (int64_t rec = 1; rec <= d->o->recurrences; rec++) {
         recur_next next = RECUR_RETRY;
         for (int64_t try_no = 1; next == RECUR_RETRY; try_no++) {
@@ -469,9 +505,9 @@ static int recurrences(driver *d, zbso_err *err)
                            d->hist.dir);
         if (next == RECUR_FAIL_TRIES)
             return err_set(err, ZBSO_ETRAINFAIL,
-                           "recurrence %lld did not reach the target metric %g in %d tries "
-                           "(logs in %s)", (long long)rec, d->job.target_metric,
-                           RECUR_MAX_TRIES, d->hist.dir);
+                           "recurrence %lld did not reach the target metric %g in %lld tries "
+                           "(--max-tries; logs in %s)", (long long)rec, d->job.target_metric,
+                           (long long)d->policy.max_tries, d->hist.dir);
     }
     return 0;
 }
@@ -508,7 +544,7 @@ int run_main(const run_options *o, zbso_err *err)
                 "SIGKILL of zbso run\n", gerr.msg);
     d->child->guard = d->guard;
     rc = o->server_url != NULL ? run_bso_http_open(o->server_url, &d->bso, err)
-                               : run_bso_embedded_open(o->db_path, &d->bso, err);
+                               : run_bso_embedded_open(o->db, &d->bso, err);
     if (rc < 0)
         goto out;
     if ((rc = d->bso->ops->register_job(d->bso, &d->jf.spec, &d->job, err)) < 0)

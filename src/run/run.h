@@ -17,10 +17,11 @@ enum run_pl_mode { RUN_PL_NONE = 0, RUN_PL_JIT = 1, RUN_PL_MAX = 2, RUN_PL_OBSER
 
 typedef struct run_options {
     const char *server_url;    /* server mode: base URL; NULL for embedded mode */
-    const char *db_path;       /* embedded mode: the SQLite file */
+    const char *db;            /* embedded mode: a database URL, or a SQLite file's path */
     const char *spec_path;     /* job.json */
     int64_t recurrences;       /* >= 1 */
     const char *log_dir;       /* base directory of the run's log directory */
+    int64_t max_tries;         /* tries per recurrence; 0: RECUR_MAX_TRIES */
     /* NULL: the command reports through the client itself; else an extended POSIX regex
      * whose first group (or whole match) is one epoch's metric in the command's output. */
     const char *metric_regex;
@@ -43,7 +44,8 @@ typedef struct run_options {
  * with err naming what failed: ZBSO_EINVAL (bad job.json, bad regex, a placeholder that
  * cannot be filled), ZBSO_ECONFIG (no GPU measurement without --no-gpu), ZBSO_EIO (log
  * directory, command that cannot be started or exits non-zero), ZBSO_ETRAINFAIL (the
- * default batch size of the first recurrence, or 20 tries, did not reach the target),
+ * default batch size of the first recurrence, or max_tries tries, did not reach the
+ * target), ZBSO_ECONFIG (also a try that reported nothing: the run stops at once),
  * ZBSO_ERUNTIME (server failures, interrupted by a signal), store errors. Every try that
  * ran is in history.csv, and a trial that was dispatched has been ended, even on failure. */
 int run_main(const run_options *o, zbso_err *err);

@@ -296,6 +296,44 @@ static int register_read_fn(store_txn *t, void *arg, zbso_err *err)
     return answer_existing(w, &existing, err);
 }
 
+/* ---- a job that looks like another run of this one ---- */
+
+typedef struct similar_work {
+    const zbso_job_spec *spec;
+    char *similar;
+    int found;
+} similar_work;
+
+static int similar_cb(void *ctx, const zbso_job *job)
+{
+    similar_work *w = ctx;
+    zbso_job_spec other = job->spec;
+    if (strcmp(other.job_id, w->spec->job_id) == 0)
+        return 0;
+    memcpy(other.job_id, w->spec->job_id, sizeof other.job_id);
+    if (!spec_equal(&other, w->spec))
+        return 0;
+    snprintf(w->similar, ZBSO_ID_MAX + 1, "%s", job->spec.job_id);
+    w->found = 1;
+    return 1;   /* stop the listing */
+}
+
+static int similar_fn(store_txn *t, void *arg, zbso_err *err)
+{
+    similar_work *w = arg;
+    store_job_query q = {w->spec->job_id_prefix, NULL, SVC_SIMILAR_SCAN};
+    int rc = store_jobs_list(t, &q, similar_cb, w, err);
+    return rc < 0 ? rc : 0;
+}
+
+int svc_similar_job(store *st, const zbso_job_spec *spec, char *similar, zbso_err *err)
+{
+    similar_work w = {spec, similar, 0};
+    similar[0] = '\0';
+    int rc = store_exec_read(st, similar_fn, &w, err);
+    return rc < 0 ? rc : w.found;
+}
+
 /* Stores revision into *out when out is not NULL and the unit succeeded; returns rc. */
 static int put_revision(int rc, int64_t revision, int64_t *out)
 {

@@ -81,6 +81,15 @@ svc_env svc_env_system(double trial_timeout_s);
 int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
                      zbso_job_spec *out, bool *created, int64_t *job_revision, zbso_err *err);
 
+/* A mistake the first hour often makes (seed 003's literal example with ZEUS_JOB_ID unset):
+ * a job registered under a new random id although jobs of the same spec exist under its
+ * prefix, so nothing is learned across runs. Looks at the jobs whose id begins with
+ * spec->job_id_prefix (at most SVC_SIMILAR_SCAN of them, in one read) for one other than
+ * spec->job_id whose spec is spec's but for the id. Returns 1 with its id copied into
+ * similar (ZBSO_ID_MAX + 1 bytes), 0 when there is none, or a store error. */
+#define SVC_SIMILAR_SCAN 1000
+int svc_similar_job(store *st, const zbso_job_spec *spec, char *similar, zbso_err *err);
+
 /* GET /jobs/batch_size. Dispatches a trial and fills *out. request_key (NULL or "": none;
  * at most SVC_KEY_MAX bytes) names the logical request: when a trial of the job holds it
  * and started less than one lease ago (env->trial_timeout_s, or SVC_KEY_LEASE_DEFAULT_S

@@ -179,7 +179,7 @@ int sim_write_svg(FILE *f, sim_workload *const *ws, size_t n_ws, const sim_resul
 {
     static const char *colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-    const double W = 860, H = 500, L = 70, R = 200, T = 40, B = 50;
+    const double W = 860, H = 520, L = 78, R = 200, T = 62, B = 50;
     const double pw = W - L - R, ph = H - T - B;
     int64_t max_rec = 1;
     double max_y = 1.0;
@@ -205,26 +205,38 @@ int sim_write_svg(FILE *f, sim_workload *const *ws, size_t n_ws, const sim_resul
                "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n",
             W, H, W, H);
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-    fprintf(f, "<text x=\"%.0f\" y=\"22\" font-size=\"15\">zbso simulate: cost per "
-               "recurrence / expected cost of the default batch size at max power "
-               "(mean over %zu seed%s)</text>\n", L, n_seeds, n_seeds == 1 ? "" : "s");
-    for (int k = 0; k <= (int)(max_y * 2); k++) {
-        double v = k * 0.5, y = T + ph - v / max_y * ph;
+    /* Title and subtitle on lines of their own, so neither is clipped at 860 px. */
+    fprintf(f, "<text x=\"%.0f\" y=\"24\" font-size=\"16\" font-weight=\"bold\">zbso "
+               "simulate: cost of each recurrence</text>\n", L);
+    fprintf(f, "<text x=\"%.0f\" y=\"44\" fill=\"#444\">relative to the default batch "
+               "size's expected cost at the highest power limit (1 = as costly); mean over "
+               "%zu seed%s</text>\n", L, n_seeds, n_seeds == 1 ? "" : "s");
+    /* y ticks every 0.5 up to 3, else every 1; x ticks every 1, 2, 5, 10, 20, 50, ...
+     * recurrences, at most 10 of them, on multiples of the step (and at 1). */
+    double ystep = max_y <= 3 ? 0.5 : 1.0;
+    for (int k = 0; k * ystep <= max_y + 1e-9; k++) {
+        double v = k * ystep, y = T + ph - v / max_y * ph;
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
                 L, y, L + pw, y, v == 1.0 ? "#999" : "#eee");
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.1f</text>\n", L - 6,
                 y + 4, v);
     }
-    int64_t step = max_rec <= 10 ? 1 : (max_rec + 9) / 10;
-    for (int64_t x = 1; x <= max_rec; x += step) {
+    int64_t step = 1;
+    for (int64_t m = 1; (max_rec - 1) / step >= 10; m *= 10)
+        step = (max_rec - 1) / m < 20 ? 2 * m : (max_rec - 1) / m < 50 ? 5 * m : 10 * m;
+    for (int64_t x = 1; x <= max_rec; x = x == 1 && step > 1 ? step : x + step) {
         double px = L + (max_rec == 1 ? 0 : (double)(x - 1) / (double)(max_rec - 1) * pw);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>"
+                   "\n", px, T + ph, px, T + ph + 4);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%lld</text>\n", px,
-                T + ph + 16, (long long)x);
+                T + ph + 17, (long long)x);
     }
+    fprintf(f, "<text transform=\"translate(20 %.1f) rotate(-90)\" text-anchor=\"middle\">"
+               "cost / default's expected cost (ratio)</text>\n", T + ph / 2);
     fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
                "stroke=\"black\"/>\n", L, T, pw, ph);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">recurrence</text>\n",
-            L + pw / 2, H - 12);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">recurrence of the job "
+               "(1 = first run)</text>\n", L + pw / 2, H - 12);
     for (size_t i = 0; i < n_ws; i++) {
         const char *color = colors[i % (sizeof colors / sizeof colors[0])];
         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",

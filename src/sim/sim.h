@@ -399,4 +399,22 @@ int sim_check_out_dir(const char *dir, zbso_err *err);
 /* The data directory compiled in (ZBSO_DATA_DIR, the repository's data/). */
 const char *sim_default_data_dir(void);
 
+/* ---- a custom workload (workload_file.c) ---------------------------------------------
+ * `zbso simulate --workload-file FILE`: a JSON object with name, dataset, network,
+ * optimizer (as the traces name them), target_metric, higher_is_better (default true),
+ * max_epochs, default_batch_size, train_trace and power_trace (paths, relative to FILE's
+ * directory; the columns of data/traces/README.md) and gpu (a name, default "custom"). */
+#define SIM_WORKLOAD_PATH_MAX 4096
+typedef struct sim_workload_file {
+    sim_preset preset;         /* its strings point into this struct: do not copy it */
+    char name[SIM_NAME_MAX], dataset[SIM_NAME_MAX], network[SIM_NAME_MAX];
+    char optimizer[SIM_NAME_MAX], gpu[SIM_NAME_MAX];
+    char train_trace[SIM_WORKLOAD_PATH_MAX], power_trace[SIM_WORKLOAD_PATH_MAX];
+} sim_workload_file;
+
+/* Reads the workload file at path into *out. Returns 0, or ZBSO_EINVAL naming the file
+ * and what is wrong (a JSON error with its line and column, a missing, unknown or
+ * mistyped field, a value out of range); *out is zeroed then. */
+int sim_workload_file_load(const char *path, sim_workload_file *out, zbso_err *err);
+
 #endif

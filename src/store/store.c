@@ -58,6 +58,15 @@ const store_backend *store_backend_for_url(const char *url, zbso_err *err)
             goto out;
         }
     }
+    /* sqlite://x.db reads as host "x.db": say what was meant. */
+    if (strncmp(url, "sqlite://", 9) == 0 || strncmp(url, "sqlite+aiosqlite://", 19) == 0) {
+        const char *path = strstr(url, "://") + 3;
+        err_set(err, ZBSO_EINVAL,
+                "\"%.128s\" has two slashes after \"sqlite:\"; a SQLite URL has three and then "
+                "the path: sqlite:///%.128s (relative to the working directory) or "
+                "sqlite:////absolute/path", url, path);
+        goto out;
+    }
     const char *sep = strstr(url, "://");
     int scheme_len = sep != NULL ? (int)(sep - url) : (int)strlen(url);
     if (scheme_len > 64)

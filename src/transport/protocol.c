@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "codec/codec.h"
+#include "util/log.h"
 #include "util/mem.h"
 
 /* Checks the answer to what: rc is the codec's verdict on a non-empty body. Returns 0,
@@ -15,13 +16,13 @@ static int check_answer(int rc, const transport_resp *resp, const char *what,
 {
     char msg[ZBSO_ERR_MSG_MAX];
     if (resp->len == 0)
-        return err_set(err, ZBSO_ERUNTIME, "Zeus server answered %s with an empty body", what);
+        return err_set(err, ZBSO_ERUNTIME, "the server answered %s with an empty body", what);
     if (rc == 0)
         return 0;
     if (rc == ZBSO_ENOMEM)
         return err_set(err, rc, "out of memory reading the answer to %s", what);
     snprintf(msg, sizeof msg, "%s", err->msg);
-    return err_set(err, ZBSO_ERUNTIME, "Zeus server answered %s with an invalid %s: %.400s",
+    return err_set(err, ZBSO_ERUNTIME, "the server answered %s with an invalid %s: %.400s",
                    what, expected, msg);
 }
 
@@ -51,6 +52,8 @@ int protocol_register_job(transport *t, const zbso_job_spec *spec, zbso_job_spec
     rc = resp.len ? codec_job_spec_parse(resp.body, resp.len, out, err) : 0;
     if (rc == 0 && resp.len && !out->job_id[0])
         rc = err_set(err, ZBSO_EINVAL, "no job_id");
+    if (rc == 0 && resp.warning[0] != '\0')
+        log_warn("zbso client: the server warns: %s", resp.warning);
     return check_answer(rc, &resp, "POST /jobs", "job", err);
 }
 

@@ -9,11 +9,13 @@
 
 /* Each returns 0 with *out, or the code of transport_request (the server's status, a
  * network failure) with its message, ZBSO_ERUNTIME when the answer is not what the
- * request promises ("Zeus server answered <request> with ..."), ZBSO_ENOMEM. */
+ * request promises ("the server answered <request> with ..."), ZBSO_ENOMEM. */
 
 /* POST /jobs. Retried as idempotent when spec names its job_id; without one the server
  * generates an id, so it is retried only when it never reached the server. *out is the
- * job as registered (with its job_id). */
+ * job as registered (with its job_id). A warning the server sent with it (X-Zbso-Warning:
+ * a new random id where jobs of the same spec exist) is logged at WARN and stays readable
+ * with transport_warning until the next request. */
 int protocol_register_job(transport *t, const zbso_job_spec *spec, zbso_job_spec *out,
                           zbso_err *err);
 

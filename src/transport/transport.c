@@ -38,6 +38,7 @@ struct transport {
     uint64_t rng;                 /* xorshift state for the backoff jitter */
     zbso_buf body;                /* the response body, at most TRANSPORT_BODY_MAX bytes */
     int body_rc;                  /* ZBSO_ETOOBIG or ZBSO_ENOMEM: the body was refused */
+    char warning[TRANSPORT_WARNING_MAX + 1];   /* the last answer's X-Zbso-Warning */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -306,6 +307,11 @@ static CURLcode attempt(transport *t, const transport_req *req, const char *url,
     return cc;
 }
 
+const char *transport_warning(const transport *t)
+{
+    return t->warning;
+}
+
 int transport_request(transport *t, const transport_req *req, transport_resp *resp,
                       zbso_err *err)
 {
@@ -345,13 +351,19 @@ int transport_request(transport *t, const transport_req *req, transport_resp *re
                 resp->status = status;
                 resp->body = buf_ptr(&t->body);
                 resp->len = buf_len(&t->body);
+                struct curl_header *h = NULL;
+                t->warning[0] = '\0';
+                if (curl_easy_header(t->curl, TRANSPORT_HEADER_WARNING, 0, CURLH_HEADER, -1,
+                                     &h) == CURLHE_OK && h != NULL && h->value != NULL)
+                    snprintf(t->warning, sizeof t->warning, "%s", h->value);
+                resp->warning = t->warning;
                 return 0;
             }
             char server_msg[MSG_MAX];
             if (codec_error_message(buf_ptr(&t->body), buf_len(&t->body), server_msg,
                                     sizeof server_msg) < 0)
                 snprintf(server_msg, sizeof server_msg, "%.300s", buf_ptr(&t->body));
-            snprintf(last, sizeof last, "Zeus server returned status code %ld: %.440s", status,
+            snprintf(last, sizeof last, "the server returned status code %ld: %.440s", status,
                      server_msg);
             code = transport_code_of_status(status);
             again = req->retry == TRANSPORT_IDEMPOTENT &&

@@ -49,7 +49,16 @@ typedef struct transport_resp {
     long status;
     const char *body;
     size_t len;
+    /* The answer's X-Zbso-Warning header (a zbso server's advice, e.g. on a registration
+     * that looks like a mistake), cut to TRANSPORT_WARNING_MAX bytes; "" when none. Owned
+     * by the transport, valid until its next request. */
+    const char *warning;
 } transport_resp;
+#define TRANSPORT_WARNING_MAX 511
+#define TRANSPORT_HEADER_WARNING "X-Zbso-Warning"
+
+/* The last 2xx answer's X-Zbso-Warning ("" when none or before any request). */
+const char *transport_warning(const transport *t);
 
 /* Opens a transport to base_url ("http://host:port" or https; trailing '/'s are
  * dropped). token, when not NULL and not empty, is sent as "Authorization: Bearer

@@ -3,6 +3,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -19,6 +20,9 @@
 #define LOG_PATH_MAX 4096
 
 static int min_level = ZLOG_INFO;
+static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
+static log_sink_fn sink;          /* NULL: stderr */
+static void *sink_arg;
 static char log_path[LOG_PATH_MAX + 1]; /* "" while logging goes to the inherited stderr */
 
 int log_level_parse(const char *name)
@@ -79,18 +83,19 @@ const char *log_escape(const char *s, size_t n, char *out, size_t cap)
     return out;
 }
 
-/* Writes one finished line: the prefix, then msg with its control bytes escaped. */
-static void emit(int level, const char *msg)
+void log_set_sink(log_sink_fn fn, void *arg)
 {
-    char line[LINE_MAX_BYTES];
-    struct timespec ts = clk_now(CLOCK_REALTIME);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s ",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, ts.tv_nsec / 1000000, level_name(level));
-    size_t o = n > 0 ? (size_t)n : 0;
-    for (const char *p = msg; *p && o + 5 < sizeof line; p++) {
+    pthread_mutex_lock(&sink_lock);
+    sink = fn;
+    sink_arg = arg;
+    pthread_mutex_unlock(&sink_lock);
+}
+
+/* Appends msg to line (cap bytes, o used) with bytes below 0x20 and 0x7f as \xNN, leaving
+ * room for a newline and a NUL. Returns the new length. */
+static size_t add_escaped(char *line, size_t cap, size_t o, const char *msg)
+{
+    for (const char *p = msg; *p && o + 6 < cap; p++) {
         unsigned char c = (unsigned char)*p;
         if (c < 0x20 || c == 0x7f) {
             line[o++] = '\\';
@@ -101,6 +106,30 @@ static void emit(int level, const char *msg)
             line[o++] = (char)c;
         }
     }
+    return o;
+}
+
+/* Writes one finished line: the prefix, then msg with its control bytes escaped; or hands
+ * the escaped msg to the sink. */
+static void emit(int level, const char *msg)
+{
+    char line[LINE_MAX_BYTES];
+    pthread_mutex_lock(&sink_lock);
+    log_sink_fn fn = sink;
+    void *arg = sink_arg;
+    pthread_mutex_unlock(&sink_lock);
+    if (fn != NULL) {
+        line[add_escaped(line, sizeof line, 0, msg)] = '\0';
+        fn(arg, level, line);
+        return;
+    }
+    struct timespec ts = clk_now(CLOCK_REALTIME);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s ",
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                     tm.tm_sec, ts.tv_nsec / 1000000, level_name(level));
+    size_t o = add_escaped(line, sizeof line, n > 0 ? (size_t)n : 0, msg);
     line[o++] = '\n';
     /* stderr is unbuffered: one fwrite is one write(2), so lines never interleave. */
     fwrite(line, 1, o, stderr);

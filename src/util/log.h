@@ -30,6 +30,14 @@ void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 #define log_warn(...) log_msg(ZLOG_WARN, __VA_ARGS__)
 #define log_error(...) log_msg(ZLOG_ERROR, __VA_ARGS__)
 
+/* Where lines go instead of stderr (libzbso inside Python hands them to `logging`): fn gets
+ * the level and the message, control bytes already escaped, without time or level prefix.
+ * Called on the thread that logs; fn must not log itself. */
+typedef void (*log_sink_fn)(void *arg, int level, const char *msg);
+
+/* Sends later lines to fn(arg, ...) (NULL: back to stderr). Thread-safe. */
+void log_set_sink(log_sink_fn fn, void *arg);
+
 /* Copies the n bytes at s into out (cap >= 4 bytes, always NUL-terminated) with every byte
  * that is not printable ASCII, and '\\' and '"', written as \xNN, so that client-chosen
  * text can neither end a log line nor pass for a field separator it is not. When the

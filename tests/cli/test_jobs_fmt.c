@@ -102,10 +102,12 @@ static void test_list_csv(void **state)
            "ergy_kwh,trials.by_stop_reason.target_reached,trials.by_stop_reason.cost_bound,trials"
            ".by_stop_reason.max_epochs,trials.by_stop_reason.ended,trials.by_stop_reason.lease_ex"
            "pired,trials.by_stop_reason.unknown,policy\r\n"
-           "bert-1,bert,MAB,1700000000.5,1700003600.25,12,1,10,1,8260.4500000000007,32,32,10,1,12"
+           "bert-1,bert,MAB,2023-11-14T22:13:20.500Z,2023-11-14T23:13:20.250Z,12,1,10,1,"
+           "8260.4500000000007,32,32,10,1,12"
            "3456.78,456.05000000000001,99999.5,16,2,15000,50,11000,-3456.75,12.5,-100,17,32,8260."
            "5,1200.25,-0.125,-2.25,2.5,,-0.0009765625,8,1,1,1,0,0,smart\r\n"
-           "\"new, \"\"odd\"\"\a\",new,Pruning,0,0,0,0,0,0,,8,8,0,0,0,0,0,8,0,,,,,,,,,,,,,,,,0,0,"
+           "\"new, \"\"odd\"\"\a\",new,Pruning,1970-01-01T00:00:00.000Z,"
+           "1970-01-01T00:00:00.000Z,0,0,0,0,,8,8,0,0,0,0,0,8,0,,,,,,,,,,,,,,,,0,0,"
            "0,0,0,0,zeus\r\n");
 }
 
@@ -147,9 +149,11 @@ static void test_trials_table_and_csv(void **state)
     expect(jobs_fmt_trials, JOBS_FMT_CSV, TRIALS,
            "trial_number,batch_size,type,status,start_time,end_time,lease_renewed_at,time_s,"
            "energy_j,metric,epochs,cost,converged,stop_reason,energy_kwh\r\n"
-           "1,16,Exploration,Succeeded,1700000000,1700000100.75,1700000060,100.25,25062.5,"
+           "1,16,Exploration,Succeeded,2023-11-14T22:13:20.000Z,2023-11-14T22:15:00.750Z,"
+           "2023-11-14T22:14:20.000Z,100.25,25062.5,"
            "0.60999999999999999,2,17531.25,true,target_reached,0.0068359375\r\n"
-           "2,64,MAB,Dispatched,1700000200,,1700000200,,,,,,false,,\r\n");
+           "2,64,MAB,Dispatched,2023-11-14T22:16:40.000Z,,2023-11-14T22:16:40.000Z,,,,,,false,,"
+           "\r\n");
 }
 
 static const char *const CURVE =
@@ -189,8 +193,8 @@ static void test_curve_table_and_csv(void **state)
            "    2     100.2     25062.5    0.61  2023-11-14T22:15:00Z\n");
     expect(jobs_fmt_curve, JOBS_FMT_CSV, CURVE,
            "job_id,trial_number,epoch,time_s,energy_j,metric,received_at\r\n"
-           "bert-1,1,1,50,12500,0.29999999999999999,1700000050\r\n"
-           "bert-1,1,2,100.25,25062.5,0.60999999999999999,1700000100.5\r\n");
+           "bert-1,1,1,50,12500,0.29999999999999999,2023-11-14T22:14:10.000Z\r\n"
+           "bert-1,1,2,100.25,25062.5,0.60999999999999999,2023-11-14T22:15:00.500Z\r\n");
 }
 
 static const char *const JOB =
@@ -299,13 +303,16 @@ static void test_export(void **state)
         "job_id,trial_number,batch_size,type,status,start_time,end_time,lease_renewed_at,"
         "time_s,energy_j,metric,epochs,cost,converged,stop_reason,energy_kwh,report_epoch,"
         "report_time_s,report_energy_j,report_metric,report_received_at\r\n"
-        "j,1,16,Exploration,Succeeded,1700000000,1700000100.75,1700000060,100.25,25062.5,"
+        "j,1,16,Exploration,Succeeded,2023-11-14T22:13:20.000Z,2023-11-14T22:15:00.750Z,"
+        "2023-11-14T22:14:20.000Z,100.25,25062.5,"
         "0.60999999999999999,2,17531.25,true,cost_bound,0.0068359375,1,50,12500,"
-        "0.29999999999999999,1700000050\r\n"
-        "j,1,16,Exploration,Succeeded,1700000000,1700000100.75,1700000060,100.25,25062.5,"
+        "0.29999999999999999,2023-11-14T22:14:10.000Z\r\n"
+        "j,1,16,Exploration,Succeeded,2023-11-14T22:13:20.000Z,2023-11-14T22:15:00.750Z,"
+        "2023-11-14T22:14:20.000Z,100.25,25062.5,"
         "0.60999999999999999,2,17531.25,true,cost_bound,0.0068359375,2,100.25,25062.5,"
-        "0.60999999999999999,1700000100.5\r\n"
-        "j,2,16,Exploration,Succeeded,1700000000,1700000100.75,1700000060,100.25,25062.5,"
+        "0.60999999999999999,2023-11-14T22:15:00.500Z\r\n"
+        "j,2,16,Exploration,Succeeded,2023-11-14T22:13:20.000Z,2023-11-14T22:15:00.750Z,"
+        "2023-11-14T22:14:20.000Z,100.25,25062.5,"
         "0.60999999999999999,2,17531.25,true,cost_bound,0.0068359375,,,,,\r\n");
     free(out);
 

@@ -200,7 +200,7 @@ static void test_server_error_message(void **state)
     assert_int_equal(zbso_client_new(NULL, shared_url, s, 0, &c, err, sizeof err),
                      ZBSO_ERUNTIME);
     assert_null(c);
-    assert_true(strncmp(err, "Zeus server returned status code 409: ", 38) == 0);
+    assert_true(strncmp(err, "the server returned status code 409: ", 37) == 0);
     assert_true(strlen(err) > 45);
     assert_null(strchr(err, '{')); /* the message, not the JSON body */
 
@@ -327,7 +327,7 @@ static void test_strange_batch_size(void **state)
     snprintf(url, sizeof url, "http://127.0.0.1:%d", fs.port);
     zbso_client *c = client_for(url, "fake-1", "fake", 5, 0);
     assert_int_equal(zbso_client_get_batch_size(c, &bs), ZBSO_ERUNTIME);
-    assert_string_equal(zbso_client_errmsg(c), "Zeus server returned a strange batch_size: 48");
+    assert_string_equal(zbso_client_errmsg(c), "the server returned a strange batch_size: 48");
     assert_int_equal(zbso_client_trial_number(c), 0);
     zbso_client_free(c);
     fake_stop(&fs);
@@ -359,7 +359,7 @@ static void test_retry_after_and_4xx(void **state)
     fake_start(&fs, bad, 1);
     snprintf(url, sizeof url, "http://127.0.0.1:%d", fs.port);
     assert_int_equal(zbso_client_new(NULL, url, s, 0, &c, err, sizeof err), ZBSO_ERUNTIME);
-    assert_string_equal(err, "Zeus server returned status code 400: no such thing as 7");
+    assert_string_equal(err, "the server returned status code 400: no such thing as 7");
     assert_int_equal(atomic_load(&fs.n_requests), 1);
     fake_stop(&fs);
 }
@@ -382,7 +382,7 @@ static void test_generated_id_registration_not_repeated(void **state)
                                      "\"default_batch_size\":32}",
                                      0, &c, err, sizeof err),
                      ZBSO_ERUNTIME);
-    assert_string_equal(err, "Zeus server returned status code 503: database unavailable");
+    assert_string_equal(err, "the server returned status code 503: database unavailable");
     assert_int_equal(atomic_load(&fs.n_requests), 1);
     fake_stop(&fs);
 }

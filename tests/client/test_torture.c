@@ -189,7 +189,7 @@ static const struct {
 } excused[] = {
     {1, "malformed JSON at line ", {"status code", "line -1,"}},
     {1, "field required", {"status code", NULL}},
-    {2, "Zeus server returned status code 422: query.job_id: field required", {NULL, NULL}},
+    {2, "the server returned status code 422: query.job_id: field required", {NULL, NULL}},
 };
 
 /* Whether a run that failed in step with rc and msg, the failed allocation being in

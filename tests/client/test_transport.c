@@ -77,7 +77,7 @@ static void test_error_status(void **state)
     int n;
     assert_int_equal(run_script(script, 1, TRANSPORT_IDEMPOTENT, 5, 0, &err, &n),
                      ZBSO_ECONFLICT);
-    assert_string_equal(err.msg, "Zeus server returned status code 409: Job j differs");
+    assert_string_equal(err.msg, "the server returned status code 409: Job j differs");
     assert_int_equal(n, 1);
 }
 
@@ -95,7 +95,7 @@ static void test_503_by_class(void **state)
     assert_int_equal(n, 2);
     assert_int_equal(run_script(script, 2, TRANSPORT_RETRY_IF_UNSENT, 5, 0, &err, &n),
                      ZBSO_EUNAVAIL);
-    assert_string_equal(err.msg, "Zeus server returned status code 503: database unavailable");
+    assert_string_equal(err.msg, "the server returned status code 503: database unavailable");
     assert_int_equal(n, 1);
 }
 

@@ -26,7 +26,7 @@ static const char *header(const dash_asset *a, const char *name)
 static void test_every_file_has_a_public_get_route(void **state)
 {
     (void)state;
-    assert_int_equal(dash_asset_count(), 3);
+    assert_int_equal(dash_asset_count(), 7);   /* the dashboard's 3, the API docs' 4 */
     for (size_t i = 0; i < dash_asset_count(); i++) {
         dash_asset a;
         assert_int_equal(dash_asset_at(i, &a), 0);
@@ -76,11 +76,41 @@ static void test_media_types_and_policy(void **state)
     assert_null(strstr(css.body, "url("));
 }
 
+/* /docs: the dashboard's policy (no inline script or style, this origin only), and a page
+ * that loads Swagger UI and its start-up script from this server by their paths. */
+static void test_docs_page(void **state)
+{
+    (void)state;
+    dash_asset page, index, js, bundle, css;
+    assert_int_equal(dash_asset_find(DASH_PATH_DOCS, &page), 0);
+    assert_int_equal(dash_asset_find(DASH_PATH_INDEX, &index), 0);
+    assert_int_equal(dash_asset_find(DASH_PATH_DOCS_JS, &js), 0);
+    assert_int_equal(dash_asset_find(DASH_PATH_SWAGGER_JS, &bundle), 0);
+    assert_int_equal(dash_asset_find(DASH_PATH_SWAGGER_CSS, &css), 0);
+    assert_string_equal(page.content_type, "text/html; charset=utf-8");
+    assert_string_equal(header(&page, "Content-Security-Policy"),
+                        header(&index, "Content-Security-Policy"));
+    assert_string_equal(bundle.content_type, "text/javascript; charset=utf-8");
+    assert_string_equal(css.content_type, "text/css; charset=utf-8");
+    assert_non_null(strstr(page.body, "<script src=\"" DASH_PATH_SWAGGER_JS "\""));
+    assert_non_null(strstr(page.body, "<script src=\"" DASH_PATH_DOCS_JS "\""));
+    assert_non_null(strstr(page.body, "<link rel=\"stylesheet\" href=\"" DASH_PATH_SWAGGER_CSS
+                                      "\""));
+    assert_null(strstr(page.body, "http://"));
+    assert_null(strstr(page.body, "https://"));
+    assert_null(strstr(page.body, "<script>"));
+    assert_null(strstr(page.body, "style="));
+    assert_non_null(strstr(js.body, "'/openapi.json'"));
+    assert_true(bundle.len > 1000000);   /* the real bundle, not a stub */
+    assert_non_null(strstr(bundle.body, "SwaggerUIBundle"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_file_has_a_public_get_route),
         cmocka_unit_test(test_media_types_and_policy),
+        cmocka_unit_test(test_docs_page),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,11 +4,12 @@ run on the backend of $ZBSO_TEST_BACKEND; on PostgreSQL and MariaDB also
 ZEUS_BSO_DB_USER/PASSWORD."""
 
 import os
+import pty
 import tempfile
 import unittest
 import urllib.parse
 
-from zbsoserver import BACKEND, Server, job_spec, new_database, run_cli
+from zbsoserver import BACKEND, ZBSO_BIN, Server, job_spec, new_database, run_cli
 
 
 class UsageTest(unittest.TestCase):
@@ -186,11 +187,65 @@ class ConfigTest(unittest.TestCase):
                          args=["--log-level", "ERROR"])
         self.assertEqual(self.status(srv), 404)
 
-    def test_unknown_log_level_in_environment_means_info(self):
-        srv = self.start(env={"ZEUS_BSO_LOG_LEVEL": "CHATTY"})
+    def test_unknown_log_level_in_environment_is_refused(self):
+        # Refused with the value named (it used to mean INFO, silently); --log-level
+        # overrides it.
+        p = run_cli(["serve", "--port", "0", "--db", "sqlite:///x.db"], cwd=self.tmp,
+                    env={"ZEUS_BSO_LOG_LEVEL": "CHATTY"})
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("ZEUS_BSO_LOG_LEVEL 'CHATTY' is not one of NOTSET, DEBUG, INFO", p.stderr)
+        srv = self.start(env={"ZEUS_BSO_LOG_LEVEL": "CHATTY"}, args=["--log-level", "info"])
         self.assertEqual(self.status(srv), 404)
         self.assertEqual(srv.terminate(), 0)
-        self.assertIn("INFO", srv.log_tail())
+
+    def test_database_url_spellings(self):
+        # libpq's postgres:// is PostgreSQL (here: nothing listens on port 1); sqlite://x
+        # (two slashes) gets the URL it meant, not "unsupported scheme".
+        p = run_cli(["migrate", "--db", "postgres://u@127.0.0.1:1/db"], cwd=self.tmp)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("cannot connect to PostgreSQL at postgres://u@127.0.0.1:1/db", p.stderr)
+        p = run_cli(["migrate", "--db", "sqlite://rel.db"], cwd=self.tmp)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn('"sqlite://rel.db" has two slashes after "sqlite:"', p.stderr)
+        self.assertIn("sqlite:///rel.db (relative to the working directory)", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "rel.db")))
+
+    def test_jobs_rm_asks_on_a_terminal(self):
+        srv = self.start()
+        for jid in ("rm-a", "rm-b"):
+            r = srv.request("POST", "/jobs", body=job_spec(job_id=jid, job_id_prefix="rm"))
+            self.assertEqual(r.status, 201, r)
+        url = f"http://{srv.host}:{srv.port}"
+
+        def rm_on_tty(jid, answer, *extra):
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execv(ZBSO_BIN, [ZBSO_BIN, "jobs", "rm", jid, "--server", url, *extra])
+            out = b""
+            os.write(fd, answer.encode() + b"\n")
+            while True:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            _, status = os.waitpid(pid, 0)
+            return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+        code, out = rm_on_tty("rm-a", "n")
+        self.assertEqual(code, 1, out)
+        self.assertIn("delete job 'rm-a' with its trials, arms and reports from " + url, out)
+        self.assertIn("not deleted", out)
+        self.assertEqual(srv.request("GET", "/jobs/rm-a").status, 200)
+        code, out = rm_on_tty("rm-a", "y")
+        self.assertEqual(code, 0, out)
+        self.assertEqual(srv.request("GET", "/jobs/rm-a").status, 404)
+        code, out = rm_on_tty("rm-b", "", "--yes")   # --yes: no question
+        self.assertEqual(code, 0, out)
+        self.assertNotIn("[y/N]", out)
+        self.assertEqual(srv.request("GET", "/jobs/rm-b").status, 404)
 
     def test_database_url_from_environment(self):
         env_db = new_database(self.tmp, "env.db")

@@ -35,6 +35,15 @@ def pct(x):
     return "-" if x is None else f"{x:.1f}%"
 
 
+def rfc3339_ms(t):
+    """Unix seconds as zbso jobs writes them in CSV: 2026-11-23T22:30:05.250Z."""
+    secs = math.floor(t)
+    ms = round((t - secs) * 1000)
+    if ms == 1000:
+        secs, ms = secs + 1, 0
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{ms:03d}Z"
+
+
 def f1(x):
     """A number as a table shows joules and seconds ("-" for None)."""
     return "-" if x is None else f"{x:.1f}"
@@ -286,7 +295,8 @@ class JobsCliTest(unittest.TestCase):
             j = by_id[r["job_id"]]
             self.assertEqual(int(r["trials.total"]), j["trials"]["total"])
             self.assertEqual(int(r["trials.Failed"]), j["trials"]["Failed"])
-            self.assertEqual(float(r["created_at"]), j["created_at"])
+            # Times in CSV are RFC 3339 UTC with milliseconds.
+            self.assertEqual(r["created_at"], rfc3339_ms(j["created_at"]))
             self.assertEqual(float(r["savings.spent.energy_j"]),
                              j["savings"]["spent"]["energy_j"])
             for field, value in (("savings.saved.time_s",
@@ -420,6 +430,7 @@ class JobsCliTest(unittest.TestCase):
                 self.assertEqual(int(r["trial_number"]), w["trial_number"])
                 self.assertEqual(r["status"], w["status"])
                 self.assertEqual(r["end_time"] == "", w["end_time"] is None)
+                self.assertEqual(r["start_time"], rfc3339_ms(w["start_time"]))
                 if w["energy_j"] is not None:
                     self.assertEqual(float(r["energy_j"]), w["energy_j"])
                     self.assertEqual(float(r["time_s"]), w["time_s"])

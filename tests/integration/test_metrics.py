@@ -9,6 +9,7 @@ ids escaped); PostgreSQL and MariaDB reruns counted. promtool comes from $ZBSO_P
 import concurrent.futures
 import math
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -331,7 +332,7 @@ class ReadmeTest(unittest.TestCase):
         # The README's scrape config, with its token file made real.
         with open(README, encoding="utf-8") as f:
             text = f.read()
-        section = text[text.index("\n## Metrics\n"):]
+        section = text[re.search(r"\n#{2,3} Metrics\n", text).start():]
         start = section.index("```yaml\n") + len("```yaml\n")
         config = section[start:section.index("```", start)]
         self.assertIn("credentials_file: /etc/prometheus/zbso-token", config)

@@ -43,6 +43,10 @@ ROUTES = [
     ("GET", "/", "/", None, "public"),
     ("GET", "/app.js", "/app.js", None, "public"),
     ("GET", "/app.css", "/app.css", None, "public"),
+    ("GET", "/docs", "/docs", None, "public"),
+    ("GET", "/docs/docs.js", "/docs/docs.js", None, "public"),
+    ("GET", "/docs/swagger-ui-bundle.js", "/docs/swagger-ui-bundle.js", None, "public"),
+    ("GET", "/docs/swagger-ui.css", "/docs/swagger-ui.css", None, "public"),
 ]
 ALLOWED = {"public": {"none", "wrong", "api", "read", "client"}, "read": {"api", "read"},
            "client": {"api", "client"}, "admin": {"api"}}

@@ -76,6 +76,13 @@ static void test_asyncpg_spelling(void **state)
     assert_param("host", "127.0.0.1");
     assert_param("port", "5432");
     assert_param("dbname", "bso");
+    /* libpq's own alias */
+    parse_ok("postgres://carol:pw2@db:6000/x", NULL, NULL);
+    assert_param("user", "carol");
+    assert_param("password", "pw2");
+    assert_param("host", "db");
+    assert_param("port", "6000");
+    assert_param("dbname", "x");
 }
 
 static void test_minimal_urls(void **state)

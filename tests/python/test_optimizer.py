@@ -49,6 +49,40 @@ def spec(**over):
     return JobSpec(**args)
 
 
+class TestJobIdWarning(support.ServerCase):
+    """Seed 003's literal example with ZEUS_JOB_ID unset registers a new random id every
+    run: the second such run (same spec, same prefix) gets a warning, from the binding
+    (warnings.warn, once) and in the server's log; other cases get none."""
+
+    def register(self, job):
+        import warnings
+        from zbso.monitor import ZeusMonitor
+        from zbso.optimizer.batch_size import BatchSizeOptimizer
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            bso = BatchSizeOptimizer(monitor=ZeusMonitor(), server_url=self.url, job=job)
+        return bso, [str(w.message) for w in caught if "zbso" in str(w.message)]
+
+    def test_second_random_id_of_the_same_spec_warns(self):
+        first, warned = self.register(spec(job_id=None, job_id_prefix="seed3"))
+        self.assertEqual(warned, [])
+        second, warned = self.register(spec(job_id=None, job_id_prefix="seed3"))
+        self.assertNotEqual(first.job.job_id, second.job.job_id)
+        self.assertEqual(len(warned), 1, warned)
+        self.assertIn(f"job {second.job.job_id} was registered with a new random id under "
+                      f"prefix seed3, which already has job {first.job.job_id} with the same "
+                      "spec: did you mean to set job_id?", warned[0])
+        self.assertIn("did you mean to set job_id?", self.srv.log_tail())
+        self.assertIn(second.job.job_id, self.srv.log_tail())
+        # Another spec under the prefix, or a job_id given: nothing to say.
+        _, warned = self.register(spec(job_id=None, job_id_prefix="seed3", max_epochs=9))
+        self.assertEqual(warned, [])
+        _, warned = self.register(spec(job_id="seed3-mine", job_id_prefix="seed3"))
+        self.assertEqual(warned, [])
+        _, warned = self.register(spec(job_id=None, job_id_prefix="other"))
+        self.assertEqual(warned, [])
+
+
 class TestTrainingLoop(support.ServerCase):
     def test_recurrences_leave_the_default_for_the_cheapest(self):
         # No early stop (beta_knob=None): which runs fail does not depend on timing.

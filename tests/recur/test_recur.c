@@ -48,6 +48,20 @@ static void test_default_must_reach_the_target_first(void **state)
     assert_int_equal(recur_after_try(&p, 2, 1, 32, false, 10.0), RECUR_RETRY);
 }
 
+static void test_max_tries_set_by_caller(void **state)
+{
+    recur_policy p;
+    (void)state;
+    recur_init(&p, 32, false, 0);
+    assert_int_equal(p.max_tries, RECUR_MAX_TRIES);
+    p.max_tries = 3;
+    assert_int_equal(recur_after_try(&p, 2, 1, 64, false, 1.0), RECUR_RETRY);
+    assert_int_equal(recur_after_try(&p, 2, 2, 64, false, 1.0), RECUR_RETRY);
+    assert_int_equal(recur_after_try(&p, 2, 3, 64, false, 1.0), RECUR_FAIL_TRIES);
+    p.max_tries = 1;
+    assert_int_equal(recur_after_try(&p, 3, 1, 64, false, 1.0), RECUR_FAIL_TRIES);
+}
+
 static void test_twenty_tries(void **state)
 {
     recur_policy p;
@@ -67,6 +81,7 @@ int main(void)
         cmocka_unit_test(test_no_beta_no_bound),
         cmocka_unit_test(test_default_must_reach_the_target_first),
         cmocka_unit_test(test_twenty_tries),
+        cmocka_unit_test(test_max_tries_set_by_caller),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

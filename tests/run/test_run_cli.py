@@ -7,6 +7,7 @@ import glob
 import json
 import math
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -453,12 +454,72 @@ class TestEmbedded(RunCase):
 
     def test_client_mode_unreported_trial(self):
         # Without --metric-regex the command must finish its trial through the client; a
-        # command that exits 0 without doing so did not reach the target.
-        p = self.run_zbso(spec(), 2, ["true"], extra=["--no-gpu"])
+        # command that exits 0 having reported nothing stops the run after that one try
+        # (it would end alike every time), on a job that already learned something too.
+        for cmd, rec in ((["true"], 2),
+                         ([*TRAIN, "--epochs", "3", "--record", self.record], 3)):
+            with self.subTest(cmd=cmd[-1]):
+                shutil.rmtree(os.path.join(self.dir, "logs"), ignore_errors=True)
+                for f in glob.glob(os.path.join(self.dir, "x.db*")):
+                    os.remove(f)
+                p = self.run_zbso(spec(), rec, cmd, extra=["--no-gpu"])
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertIn("without finishing its trial 1: it reported nothing", p.stderr)
+                self.assertIn("stopped after this first try", p.stderr)
+                self.assertIn("hint: without --metric-regex", p.stderr)
+                self.assertIn("--metric-regex 'RE'", p.stderr)
+                self.assertNotIn("did not reach the target metric", p.stderr)
+                self.assertEqual(self.decisions(), [(1, 1, 32, "false")])
+                self.assertEqual(self.trials(), [(1, 32, "Failed")])
+                self.assertEqual(len(glob.glob(os.path.join(self.run_dir(), "rec*.log"))), 1)
+
+    def test_regex_that_never_matches_stops_after_one_try(self):
+        # A later recurrence (the job already succeeded once) whose output never matches.
+        p = self.run_zbso(spec(), 1, [*TRAIN, "--bs", "{bs}", "--rates", RATES],
+                          extra=["--no-gpu", "--metric-regex", REGEX])
+        self.assertOk(p)
+        shutil.rmtree(os.path.join(self.dir, "logs"))
+        p = self.run_zbso(spec(), 3, [*TRAIN, "--bs", "{bs}", "--rates", RATES],
+                          extra=["--no-gpu", "--metric-regex", "accuracy: ([0-9.]+)"])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("without printing a metric that --metric-regex matches", p.stderr)
+        self.assertIn("hint: no line of the command's output matched --metric-regex "
+                      "'accuracy: ([0-9.]+)'", p.stderr)
+        self.assertEqual(len(self.decisions()), 1)
+        trials = self.trials()
+        self.assertEqual(len(trials), 2)
+        self.assertEqual(trials[1][2], "Failed")
+
+    def test_max_tries(self):
+        cmd = [*TRAIN, "--bs", "{bs}", "--rates", "32:0.6,64:0.1", "--epochs", "2"]
+        p = self.run_zbso(spec(batch_sizes=[32, 64]), 3, cmd,
+                          extra=["--no-gpu", "--metric-regex", REGEX, "--max-tries", "3"])
         self.assertEqual(p.returncode, 1)
-        self.assertIn("without finishing its trial", p.stderr)
-        self.assertIn("default batch size 32 did not reach", p.stderr)
-        self.assertEqual(self.trials(), [(1, 32, "Failed")])
+        self.assertIn("recurrence 2 did not reach the target metric 0.5 in 3 tries", p.stderr)
+        self.assertEqual(self.decisions(),
+                         [(1, 1, 32, "true")] + [(2, t, 64, "false") for t in range(1, 4)])
+        for bad in ("0", "1001", "x", ""):
+            with self.subTest(bad=bad):
+                p = self.run_zbso(spec(), 1, ["true"], extra=["--max-tries", bad])
+                self.assertEqual(p.returncode, 2)
+                self.assertIn(f"--max-tries '{bad}' is not an integer in [1, 1000]",
+                              p.stderr)
+
+    def test_db_takes_a_url_or_a_path(self):
+        cmd = [*TRAIN, "--bs", "{bs}", "--rates", RATES]
+        for db in ("sqlite:///x.db", "sqlite+aiosqlite:///x.db", "x.db"):
+            with self.subTest(db=db):
+                p = self.run_zbso(spec(), 1, cmd, mode=("--db", db),
+                                  extra=["--no-gpu", "--metric-regex", REGEX])
+                self.assertOk(p)
+        self.assertEqual(len(self.trials()), 3)
+        p = self.run_zbso(spec(), 1, cmd, mode=("--db", "redis://h/0"),
+                          extra=["--no-gpu", "--metric-regex", REGEX])
+        self.assertEqual(p.returncode, 1)
+        self.assertIn('unsupported database URL scheme "redis"', p.stderr)
+        p = self.run_zbso(spec(), 1, cmd, mode=("--db", ""), extra=["--no-gpu"])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--db '' is empty", p.stderr)
 
 
 class TestFakeNvml(RunCase):

@@ -2416,11 +2416,16 @@ static void test_urls(void **state)
     assert_non_null(strstr(err.msg, "postgresql://"));
     assert_non_null(strstr(err.msg, "postgresql+asyncpg://"));
     assert_non_null(strstr(err.msg, "memory://"));
+    assert_non_null(strstr(err.msg, "mysql://"));
+    /* libpq's alias postgres:// is PostgreSQL; sqlite://x (two slashes) is explained. */
+    assert_string_equal(store_backend_for_url("postgres://u:p@h:1/d", &err)->name,
+                        "postgresql");
+    assert_null(store_backend_for_url("sqlite://rel.db", &err));
+    assert_non_null(strstr(err.msg, "sqlite:///rel.db"));
     assert_string_equal(store_backend_for_url("postgresql://u:p@h:1/d", &err)->name,
                         "postgresql");
     assert_string_equal(store_backend_for_url("postgresql+asyncpg://h/d", &err)->name,
                         "postgresql");
-    assert_non_null(strstr(err.msg, "mysql://"));
     static const char *const mysql_urls[] = {
         "mysql://u:p@h:1/d", "mysql+asyncmy://me:secret@localhost:3306/Zeus",
         "mysql+aiomysql://h/d", "mysql+pymysql://h/d", "mysql+mysqldb://h/d",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import sys
+import warnings
 import weakref
 
 from zbso import _lib
@@ -130,6 +131,11 @@ class BatchSizeOptimizer(Callback):
         self.job = CreatedJob.parse_raw(_lib.text(_lib.client_job_json(handle)))
         self.job_spec = JobSpecFromClient.parse_raw(_lib.text(_lib.client_spec_json(handle)))
         logger.info("Job is registered: %s", self.job)
+        # A zbso server's advice on the registration (a new random id where jobs of the
+        # same spec exist): a Python warning, shown once per place by default.
+        advice = _lib.text(_lib.client_warning(handle))
+        if advice:
+            warnings.warn(f"zbso: {advice}", UserWarning, stacklevel=2)
 
     def _check(self, rc):
         """Raises what the call failed with: the monitor's own exception when the call
