@@ -318,6 +318,18 @@ static json_t *trial_totals_json(const job_figures *f)
     return NULL;
 }
 
+/* Appends the object o, built whole when ok, to the array a. When it was not, or the append
+ * fails, frees o (unless the append took it) and a, and returns false. */
+static bool append_or_drop(json_t *a, json_t *o, bool ok)
+{
+    if (ok && json_array_append_new(a, o) == 0)
+        return true;
+    if (!ok)
+        json_decref(o);
+    json_decref(a);
+    return false;
+}
+
 /* The fields of a job summary (GET /jobs rows; the job document starts with them). */
 static bool put_summary(json_t *o, const zbso_job *job, const job_figures *f,
                         const opt_footprint *fp)
@@ -358,12 +370,8 @@ static json_t *rounds_json(const opt_prune_round *r, size_t n)
                   put(o, "converged", i64_array(r[i].converged, r[i].n_converged)) &&
                   put(o, "pruned", i64_array(r[i].pruned, r[i].n_pruned)) &&
                   put(o, "complete", json_boolean(r[i].complete));
-        if (!ok || json_array_append_new(a, o) != 0) {
-            if (!ok)
-                json_decref(o);
-            json_decref(a);
+        if (!append_or_drop(a, o, ok))
             return NULL;
-        }
     }
     return a;
 }
@@ -389,12 +397,8 @@ static json_t *arms_json(const zbso_arm *arms, size_t n)
                   put(o, "precision", exact ? json_null() : json_real(p)) &&
                   put(o, "sd", json_real(exact ? 0.0 : 1.0 / sqrt(p))) &&
                   put(o, "observations", json_integer(arms[i].num_observations));
-        if (!ok || json_array_append_new(a, o) != 0) {
-            if (!ok)
-                json_decref(o);
-            json_decref(a);
+        if (!append_or_drop(a, o, ok))
             return NULL;
-        }
     }
     return a;
 }

@@ -519,20 +519,29 @@ static int job_row(void *arg, const zcell *c, size_t n)
                     &job->min_cost_batch_size);
 }
 
+/* For the rows keyed (job_id, batch_size): true when row c belongs to the job being read,
+ * with w->row naming the row for messages; false for another job's row. */
+static bool keyed_row(const read_ctx *r, const zcell *c, where *w)
+{
+    char idbuf[400], vb[400];
+    if (c[0].kind != ZC_TEXT || c[0].len != strlen(r->job_id) ||
+        memcmp(c[0].text, r->job_id, c[0].len) != 0)
+        return false;
+    snprintf(w->row, sizeof w->row, "(job_id=%s, batch_size=%s)",
+             shown_id(r->job_id, strlen(r->job_id), idbuf), key_shown(&c[1], vb));
+    return true;
+}
+
 static int bs_row(void *arg, const zcell *c, size_t n)
 {
     read_ctx *r = arg;
     zbso_job_spec *s = &r->j->job.spec;
     where w = {"BatchSize", "", r->err};
-    char idbuf[400], vb[400];
     int64_t bs;
     int rc;
     (void)n;
-    if (c[0].kind != ZC_TEXT || c[0].len != strlen(r->job_id) ||
-        memcmp(c[0].text, r->job_id, c[0].len) != 0)
+    if (!keyed_row(r, c, &w))
         return 0;
-    snprintf(w.row, sizeof w.row, "(job_id=%s, batch_size=%s)",
-             shown_id(r->job_id, strlen(r->job_id), idbuf), key_shown(&c[1], vb));
     if ((rc = cell_int(&c[1], &w, "batch_size", 1, INT64_MAX, &bs)) < 0)
         return rc;
     if (s->n_batch_sizes == ZBSO_MAX_BATCH_SIZES)
@@ -625,15 +634,12 @@ static int arm_row(void *arg, const zcell *c, size_t n)
     read_ctx *r = arg;
     zjob *j = r->j;
     where w = {"GaussianTsArmState", "", r->err};
-    char idbuf[400], vb[400];
+    char vb[400];
     zbso_arm a;
     int rc;
     (void)n;
-    if (c[0].kind != ZC_TEXT || c[0].len != strlen(r->job_id) ||
-        memcmp(c[0].text, r->job_id, c[0].len) != 0)
+    if (!keyed_row(r, c, &w))
         return 0;
-    snprintf(w.row, sizeof w.row, "(job_id=%s, batch_size=%s)",
-             shown_id(r->job_id, strlen(r->job_id), idbuf), key_shown(&c[1], vb));
     if ((rc = cell_int(&c[1], &w, "batch_size", 1, INT64_MAX, &a.batch_size)) < 0 ||
         (rc = cell_real(&c[2], &w, "param_mean", false, &a.param_mean)) < 0 ||
         (rc = cell_real(&c[3], &w, "param_precision", true, &a.param_precision)) < 0 ||
