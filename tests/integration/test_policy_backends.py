@@ -13,6 +13,7 @@ database server is a failure, never a skip."""
 
 import os
 import tempfile
+import time
 import unittest
 
 from zbsoserver import MysqlDatabase, PgDatabase, Server, SqliteDatabase
@@ -101,6 +102,19 @@ class Script:
             if epoch > 100:
                 raise AssertionError(f"{job_id} trial {trial} never stopped")
 
+    def curves_written(self, timeout=30.0):
+        """Per-epoch report points are written behind the answers (SPEC §5, curve points):
+        waits, without logging, until the server holds none in memory, so that the
+        documents read next show every point on every backend."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.srv.request("GET", "/metrics").body.decode()
+            if "\nzbso_curve_points_buffered 0\n" in text:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"curve points still buffered after {timeout} s")
+            time.sleep(0.05)
+
     def run(self):
         for spec, _ in JOBS:
             r = self.call("POST", "/jobs", spec)
@@ -126,6 +140,7 @@ class Script:
                 if second is not None:
                     self.train(jid, model, second, rec)
             self.call("POST", "/jobs", {**JOBS[0][0], "policy": "zeus"})  # a 409
+        self.curves_written()
         for spec, _ in JOBS:
             jid = spec["job_id"]
             self.call("GET", f"/jobs/{jid}")
