@@ -501,7 +501,7 @@ static int job_row(void *arg, const zcell *c, size_t n)
     if ((rc = cell_int(&c[18], &w, "exp_default_batch_size", 1, INT64_MAX,
                        &job->exp_default_batch_size)) < 0)
         return rc;
-    int stage;
+    int stage = 0;
     if ((rc = cell_enum(&c[19], &w, "stage", STAGES, 2, &stage)) < 0)
         return rc;
     job->stage = (zbso_stage)stage;
@@ -566,7 +566,7 @@ static int trial_row(void *arg, const zcell *c, size_t n)
     where w = {"Trial", "", r->err};
     char idbuf[400], vb[400];
     zbso_trial t;
-    int rc, ty, stv;
+    int rc, ty = 0, stv = 0;
     (void)n;
     memset(&t, 0, sizeof t);
     if (c[0].kind != ZC_TEXT || c[0].len != strlen(r->job_id) ||
