@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     double lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; i < n; i++) {
         FUZZ_CHECK(isfinite(pts[i].t) && isfinite(pts[i].g_per_kwh));
-        FUZZ_CHECK(pts[i].g_per_kwh >= 0);
+        FUZZ_CHECK(pts[i].g_per_kwh >= 0 && pts[i].g_per_kwh <= ZBSO_INTENSITY_MAX);
         FUZZ_CHECK(i == 0 || pts[i - 1].t < pts[i].t);
         lo = fmin(lo, pts[i].g_per_kwh);
         hi = fmax(hi, pts[i].g_per_kwh);

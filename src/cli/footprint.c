@@ -101,15 +101,16 @@ int cli_footprint_load(const cli_config *cfg, cli_footprint *out, zbso_err *err)
     memset(out, 0, sizeof *out);
     if (cfg->carbon_intensity[0] != '\0') {
         out->fp.has_intensity = true;
-        if (!parse_amount(cfg->carbon_intensity, &out->fp.intensity_g_per_kwh)) {
+        if (!parse_amount(cfg->carbon_intensity, &out->fp.intensity_g_per_kwh) ||
+            out->fp.intensity_g_per_kwh > ZBSO_INTENSITY_MAX) {
             /* A number that is not acceptable is a bad value, not a file name. */
             char *end;
             double v = strtod(cfg->carbon_intensity, &end);
             (void)v;
             if (*end == '\0' && end != cfg->carbon_intensity) {
                 rc = err_set(err, ZBSO_EINVAL, "carbon intensity (--carbon-intensity, "
-                             "ZBSO_CARBON_INTENSITY) \"%s\" is not a non-negative number of g "
-                             "CO2e per kWh", cfg->carbon_intensity);
+                             "ZBSO_CARBON_INTENSITY) \"%s\" is not a number of g CO2e per kWh "
+                             "between 0 and %g", cfg->carbon_intensity, ZBSO_INTENSITY_MAX);
                 goto out;
             }
             if ((rc = load_series(cfg->carbon_intensity, out, err)) < 0)

@@ -35,11 +35,13 @@ typedef struct column {
     kind k;
 } column;
 
-/* CO2e and price fields exist only when the server has them configured: a column or row
- * of them is shown only when some row has the field, so none appears without them. */
+/* CO2e and price fields exist only when the server (or, for the intensity, the job) has
+ * them configured: a column or row of them is shown only when some row has the field, so
+ * none appears without them. */
 static bool optional_path(const char *path)
 {
-    static const char *const tails[] = {"co2e_g", "price", "currency"};
+    static const char *const tails[] = {"co2e_g", "price", "currency",
+                                        "carbon_intensity_g_per_kwh"};
     size_t n = strlen(path);
     for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
         size_t m = strlen(tails[i]);
@@ -637,6 +639,7 @@ static const kv job_fields[] = {
     {"max power (W)", "spec.max_power", K_G},
     {"GPUs", "spec.number_of_gpus", K_INT},
     {"GPU model", "spec.gpu_model", K_STR},
+    {"carbon intensity (g/kWh)", "spec.carbon_intensity_g_per_kwh", K_G},
 };
 
 static const kv savings_fields[] = {

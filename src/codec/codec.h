@@ -66,18 +66,20 @@ int codec_report_response_parse(const char *buf, size_t len, zbso_report_respons
 /* The spec as seed 001 spells it, every field present: job_id (null when empty),
  * beta_knob and mab_seed null when absent, doubles with 17 significant digits so they
  * read back bit for bit; then the fields beyond Zeus that the spec sets (issue 21):
- * "policy" when has_policy, "warm_start" when true, "prior_jobs" when not empty. The
+ * "policy" when has_policy, "warm_start" when true, "prior_jobs" when not empty; and
+ * "carbon_intensity_g_per_kwh" when the spec has one (issue 25; so in every emitter). The
  * client's request (and what it reads back reads the same). */
 char *codec_job_spec_dump(const zbso_job_spec *s, size_t *len);
 
 /* The CreatedJob answer to POST /jobs: seed 001's fields as codec_job_spec_dump writes
  * them, and of the fields beyond Zeus only those that make the job differ from Zeus's
  * policy ("policy" when not "zeus", "warm_start" when true, "prior_jobs" when not empty),
- * so that the answer to a Zeus-shaped job is byte for byte Zeus's (SPEC §2). */
+ * and the carbon intensity when given, so that the answer to a Zeus-shaped job is byte for byte Zeus's (SPEC §2). */
 char *codec_created_job_dump(const zbso_job_spec *s, size_t *len);
 
 /* For documents that hold a spec (src/inspect): the spec of codec_job_spec_dump with
- * every field beyond Zeus present ("policy", "warm_start", "prior_jobs": [] included) as
+ * every field beyond Zeus present ("policy", "warm_start", "prior_jobs": [] included; the
+ * carbon intensity only when given: SPEC §5 wants no CO2e field without one) as
  * a jansson value (a new reference), or NULL when memory runs out. */
 struct json_t;
 struct json_t *codec_job_spec_json(const zbso_job_spec *s);

@@ -350,7 +350,9 @@ static int job_spec_from_json(json_t *obj, zbso_job_spec *s, zbso_err *err)
         (rc = get_int(obj, "mab_num_explorations", false, &s->mab_num_explorations,
                       err)) < 0 ||
         (rc = get_mab_seed(obj, s, err)) < 0 || (rc = get_policy(obj, s, err)) < 0 ||
-        (rc = get_warm_start(obj, s, err)) < 0)
+        (rc = get_warm_start(obj, s, err)) < 0 ||
+        (rc = get_double(obj, "carbon_intensity_g_per_kwh", false, true,
+                         &s->carbon_intensity_g_per_kwh, &s->has_carbon_intensity, err)) < 0)
         return rc;
     /* beta_knob: absent keeps the default (2.0), null disables early stopping. */
     if (json_object_get(obj, "beta_knob"))
@@ -540,7 +542,8 @@ static char *finish(json_t *obj, bool ok, size_t *len)
 }
 
 /* Which of the spec's fields beyond Zeus (policy, warm_start, prior_jobs) an emitter
- * writes. */
+ * writes; carbon_intensity_g_per_kwh (issue 25) is written by each exactly when the spec
+ * has one, so that a job without it shows no CO2e field anywhere (SPEC §5). */
 typedef enum spec_extras {
     EXTRAS_GIVEN,     /* the client's request: those the spec sets (policy iff has_policy) */
     EXTRAS_NOT_ZEUS,  /* the CreatedJob answer: only those that differ from Zeus's policy */
@@ -557,14 +560,17 @@ static int put_extras(json_t *o, const zbso_job_spec *s, spec_extras extras)
         return -1;
     if ((all || s->warm_start) && set_new(o, "warm_start", json_boolean(s->warm_start)) < 0)
         return -1;
-    if (!all && s->n_prior_jobs == 0)
-        return 0;
-    json_t *ids = json_array();
-    if (set_new(o, "prior_jobs", ids) < 0)
-        return -1;
-    for (size_t i = 0; i < s->n_prior_jobs; i++)
-        if (json_array_append_new(ids, text_string(s->prior_jobs[i])) < 0)
+    if (all || s->n_prior_jobs > 0) {
+        json_t *ids = json_array();
+        if (set_new(o, "prior_jobs", ids) < 0)
             return -1;
+        for (size_t i = 0; i < s->n_prior_jobs; i++)
+            if (json_array_append_new(ids, text_string(s->prior_jobs[i])) < 0)
+                return -1;
+    }
+    if (s->has_carbon_intensity &&
+        set_real(o, "carbon_intensity_g_per_kwh", s->carbon_intensity_g_per_kwh) < 0)
+        return -1;
     return 0;
 }
 

@@ -137,6 +137,25 @@ static int check_warm_start(zbso_job_spec *s, zbso_err *err)
     return 0;
 }
 
+/* The per-job carbon intensity (issue 25): finite, 0..ZBSO_INTENSITY_MAX g CO2e per kWh. */
+static int check_intensity(const zbso_job_spec *s, zbso_err *err)
+{
+    char buf[OPT_FMT_DOUBLE_MAX];
+    int rc;
+    if (!s->has_carbon_intensity)
+        return 0;
+    if ((rc = check_finite(s->carbon_intensity_g_per_kwh, "carbon_intensity_g_per_kwh",
+                           err)) < 0)
+        return rc;
+    if (s->carbon_intensity_g_per_kwh < 0.0 ||
+        s->carbon_intensity_g_per_kwh > ZBSO_INTENSITY_MAX)
+        return err_set_field(err, ZBSO_EINVAL, "body", "carbon_intensity_g_per_kwh",
+                             "carbon_intensity_g_per_kwh must be between 0 and %g g CO2e "
+                             "per kWh, got %s", ZBSO_INTENSITY_MAX,
+                             opt_fmt_double(buf, s->carbon_intensity_g_per_kwh));
+    return 0;
+}
+
 /* The knob and count rules of SPEC §2 on fields other than ids and batch sizes. */
 static int check_knobs(const zbso_job_spec *s, zbso_err *err)
 {
@@ -243,6 +262,8 @@ int spec_validate(zbso_job_spec *s, zbso_err *err)
     }
     if ((rc = check_warm_start(s, err)) < 0)
         goto out;
+    if ((rc = check_intensity(s, err)) < 0)
+        goto out;
     memcpy(s->batch_sizes, sorted, s->n_batch_sizes * sizeof *sorted);
     rc = 0;
 out:
@@ -281,7 +302,10 @@ bool spec_equal(const zbso_job_spec *a, const zbso_job_spec *b)
            a->mab_num_explorations == b->mab_num_explorations &&
            a->max_power == b->max_power && a->number_of_gpus == b->number_of_gpus &&
            strcmp(a->gpu_model, b->gpu_model) == 0 && a->policy == b->policy &&
-           a->warm_start == b->warm_start && prior_jobs_equal(a, b);
+           a->warm_start == b->warm_start && prior_jobs_equal(a, b) &&
+           a->has_carbon_intensity == b->has_carbon_intensity &&
+           (!a->has_carbon_intensity ||
+            a->carbon_intensity_g_per_kwh == b->carbon_intensity_g_per_kwh);
 }
 
 const char *spec_policy_name(zbso_policy p)

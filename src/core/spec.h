@@ -19,7 +19,8 @@ void spec_defaults(zbso_job_spec *s);
  * ZBSO_MAX_PRIOR_JOBS prior_jobs, each a non-empty id of at most ZBSO_ID_MAX bytes, none
  * twice and none the job itself, sorted into byte order; prior_jobs given makes warm_start
  * true (the codec refuses an explicit false beside them); a warm start with an explicit
- * (has_policy) "zeus" policy is refused, as that policy never reads it. On failure returns
+ * (has_policy) "zeus" policy is refused, as that policy never reads it; a carbon
+ * intensity, when given, finite and within 0..ZBSO_INTENSITY_MAX. On failure returns
  * ZBSO_EINVAL with err->where = "body", err->loc = the field, and a message naming the
  * value. s is left sorted or unchanged. */
 int spec_validate(zbso_job_spec *s, zbso_err *err);
@@ -31,7 +32,8 @@ int spec_validate(zbso_job_spec *s, zbso_err *err);
 int spec_check_job_id(const char *job_id, const char *prefix, zbso_err *err);
 
 /* True when two validated specs are identical in every field (job ids included), the
- * policy, warm_start and prior_jobs among them; has_policy is not compared (a stored spec
+ * policy, warm_start, prior_jobs and the carbon intensity (given or not, and its value)
+ * among them; has_policy is not compared (a stored spec
  * holds its resolved policy, see svc_register_job). */
 bool spec_equal(const zbso_job_spec *a, const zbso_job_spec *b);
 

@@ -20,6 +20,7 @@
 typedef enum zbso_policy { ZBSO_POLICY_ZEUS = 0, ZBSO_POLICY_SMART = 1 } zbso_policy;
 
 #define ZBSO_MAX_PRIOR_JOBS 8      /* job ids a spec may name as a warm start's prior */
+#define ZBSO_INTENSITY_MAX 1e5     /* g CO2e per kWh: a carbon intensity's upper bound */
 
 /* JobSpecFromClient / CreatedJob of seed 001. Defaults come from spec_defaults(). */
 typedef struct zbso_job_spec {
@@ -50,6 +51,11 @@ typedef struct zbso_job_spec {
     bool warm_start;                      /* use other jobs of the prefix as a prior */
     size_t n_prior_jobs;                  /* explicit prior jobs (implies warm start) */
     char prior_jobs[ZBSO_MAX_PRIOR_JOBS][ZBSO_ID_MAX + 1];
+    /* Beyond Zeus (issue 25): the grid's carbon intensity where this job runs, overriding
+     * the server's (--carbon-intensity) in the job's CO2e figures. Accounting only: the
+     * policy never reads it. */
+    bool has_carbon_intensity;            /* false: the server's intensity, if any */
+    double carbon_intensity_g_per_kwh;    /* g CO2e per kWh, 0..ZBSO_INTENSITY_MAX */
 } zbso_job_spec;
 
 typedef enum zbso_stage { ZBSO_STAGE_PRUNING = 0, ZBSO_STAGE_MAB = 1 } zbso_stage;

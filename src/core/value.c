@@ -139,6 +139,22 @@ static size_t point_at(const opt_footprint *fp, double t)
     return lo;
 }
 
+const opt_footprint *opt_footprint_for_job(const opt_footprint *server,
+                                           const zbso_job_spec *spec, opt_footprint *buf)
+{
+    if (!spec->has_carbon_intensity)
+        return server;
+    if (server != NULL)
+        *buf = *server;
+    else
+        memset(buf, 0, sizeof *buf);
+    buf->has_intensity = true;
+    buf->intensity_g_per_kwh = spec->carbon_intensity_g_per_kwh;
+    buf->series = NULL;
+    buf->n_series = 0;
+    return buf;
+}
+
 double opt_intensity_mean(const opt_footprint *fp, double start, double end)
 {
     if (fp->n_series == 0)
@@ -316,11 +332,11 @@ int opt_intensity_parse(const char *text, size_t len, opt_intensity_point *out, 
                            "line %zu: timestamp \"%.*s\" is neither unix seconds nor RFC "
                            "3339 UTC (2026-11-27T14:00:00Z)",
                            line, (int)(te - tb > 80 ? 80 : te - tb), tb);
-        if (!number(vb, ve, &v) || v < 0)
+        if (!number(vb, ve, &v) || v < 0 || v > ZBSO_INTENSITY_MAX)
             return err_set(err, ZBSO_EINVAL,
-                           "line %zu: intensity \"%.*s\" is not a non-negative number of g "
-                           "CO2e per kWh",
-                           line, (int)(ve - vb > 80 ? 80 : ve - vb), vb);
+                           "line %zu: intensity \"%.*s\" is not a number of g CO2e per kWh "
+                           "between 0 and %g",
+                           line, (int)(ve - vb > 80 ? 80 : ve - vb), vb, ZBSO_INTENSITY_MAX);
         if (got == cap)
             return err_set(err, ZBSO_EINVAL, "more than %zu points (line %zu)", cap, line);
         out[got].t = t;

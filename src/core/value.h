@@ -86,6 +86,13 @@ typedef struct opt_footprint {
     char currency[OPT_CURRENCY_MAX];     /* ISO 4217 code, or "" */
 } opt_footprint;
 
+/* The footprint of one job's figures: server's (NULL: none configured) with the spec's
+ * own carbon intensity, when it has one, in place of the server's intensity (static or
+ * series; the price and currency stay the server's). Writes into *buf when the spec
+ * overrides and returns buf; else returns server (NULL included). */
+const opt_footprint *opt_footprint_for_job(const opt_footprint *server,
+                                           const zbso_job_spec *spec, opt_footprint *buf);
+
 /* The mean intensity over [start, end] of fp (static, or the series as a step function:
  * before the first point its value holds, after the last the last's), time-weighted; at
  * start when the interval is empty. Needs fp->has_intensity. */
@@ -108,8 +115,8 @@ void opt_co2e_savings_compute(const zbso_job_spec *spec, const zbso_trial *trial
  * first field is not a number is skipped; timestamps are unix seconds or RFC 3339 UTC
  * "YYYY-MM-DDTHH:MM:SSZ"; blank lines and CRLF are allowed) into out[0..*n-1], sorted
  * ascending, at most cap points. ZBSO_EINVAL with a message naming the line and value: a
- * bad timestamp or intensity (negative, not finite), two points at one time, no point,
- * more than cap. */
+ * bad timestamp or intensity (not finite, outside 0..ZBSO_INTENSITY_MAX), two points at
+ * one time, no point, more than cap. */
 int opt_intensity_parse(const char *text, size_t len, opt_intensity_point *out, size_t cap,
                         size_t *n, zbso_err *err);
 

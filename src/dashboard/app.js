@@ -697,6 +697,17 @@
         ['CO2e saved', grams(part(sv.saved, 'co2e_g')), 'saved.co2e_g',
           sv.saved ? sv.saved.co2e_g : null]);
     }
+    const fp = job.footprint;
+    if (fp && fp.carbon_intensity_source !== undefined) {
+      const whose = fp.carbon_intensity_source === 'job' ? 'this job\'s own (its spec)'
+        : 'the server\'s (--carbon-intensity)';
+      items.push(fp.carbon_intensity_g_per_kwh !== undefined
+        ? ['grid intensity', `${num(fp.carbon_intensity_g_per_kwh, 4)} g CO2e/kWh`,
+          'footprint.carbon_intensity_g_per_kwh', fp.carbon_intensity_g_per_kwh, whose]
+        : ['grid intensity', `a series of ${fp.carbon_intensity_series_points} points`,
+          'footprint.carbon_intensity_series_points', fp.carbon_intensity_series_points,
+          whose]);
+    }
     if (part(sv.spent, 'price') !== undefined) {
       items.push(['energy cost spent', money(sv.spent.price, sv.currency), 'spent.price',
         sv.spent.price],

@@ -478,10 +478,12 @@ static void put_service(text *t, const svc_stats *ss, const opt_footprint *footp
            "zbso_reported_energy_joules_total, under the name of issue 25).");
     put(t, "zbso_energy_joules_total %s\n",
         num(v, atomic_load_explicit(&ss->energy_j, memory_order_relaxed)));
-    if (footprint != NULL && footprint->has_intensity) {
+    /* Absent without an intensity anywhere: from the start with the server's, else from
+     * the first trial of a job with its own. */
+    if ((footprint != NULL && footprint->has_intensity) || load(&ss->co2e_trials) > 0) {
         family(t, "zbso_co2e_grams_total", "counter",
-               "CO2e of the energy of every trial that Succeeded, in grams, at the configured "
-               "grid intensity over each trial's interval.");
+               "CO2e of the energy of every trial that Succeeded, in grams, at its job's "
+               "grid intensity (the job's own, else the server's) over its interval.");
         put(t, "zbso_co2e_grams_total %s\n",
             num(v, atomic_load_explicit(&ss->co2e_g, memory_order_relaxed)));
     }

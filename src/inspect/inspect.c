@@ -473,15 +473,19 @@ static json_t *projection_json(const opt_projection *p, const opt_footprint *fp)
     return NULL;
 }
 
-/* What the server is configured to show (only what is configured). */
-static json_t *footprint_json(const opt_footprint *fp)
+/* What the job's figures use (only what is configured): the server's configuration, the
+ * intensity the job's own when job_intensity (carbon_intensity_source "job", else
+ * "server"). */
+static json_t *footprint_json(const opt_footprint *fp, bool job_intensity)
 {
     json_t *o = json_object();
     bool ok = true;
     if (fp->has_intensity)
-        ok = fp->n_series > 0
-                 ? put(o, "carbon_intensity_series_points", json_integer((json_int_t)fp->n_series))
-                 : put(o, "carbon_intensity_g_per_kwh", json_real(fp->intensity_g_per_kwh));
+        ok = (fp->n_series > 0
+                  ? put(o, "carbon_intensity_series_points",
+                        json_integer((json_int_t)fp->n_series))
+                  : put(o, "carbon_intensity_g_per_kwh", json_real(fp->intensity_g_per_kwh))) &&
+             put(o, "carbon_intensity_source", json_string(job_intensity ? "job" : "server"));
     if (ok && fp->has_price)
         ok = put(o, "energy_price_per_kwh", json_real(fp->price_per_kwh)) &&
              put(o, "currency", fp->currency[0] ? json_string(fp->currency) : json_null());
@@ -535,10 +539,12 @@ static int jobs_doc(store_txn *t, const insp_request *req, json_t **out, zbso_er
     size_t shown = more ? (size_t)req->limit : jv.n;
     for (size_t i = 0; i < shown; i++) {
         tv.n = 0;
-        if ((rc = job_figures_load(t, &jv.v[i], req->footprint, &tv, f, err)) < 0)
+        opt_footprint own;
+        const opt_footprint *fp = opt_footprint_for_job(req->footprint, &jv.v[i].spec, &own);
+        if ((rc = job_figures_load(t, &jv.v[i], fp, &tv, f, err)) < 0)
             goto out;
         json_t *row = json_object();
-        bool ok = put_summary(row, &jv.v[i], f, req->footprint);
+        bool ok = put_summary(row, &jv.v[i], f, fp);
         if (!ok)
             json_decref(row);
         if (!ok || json_array_append_new(rows, row) != 0) {
@@ -611,8 +617,12 @@ static int job_doc(store_txn *t, const insp_request *req, json_t **out, zbso_err
         rc = NOMEM("the job");
         goto out;
     }
-    if ((rc = load_job(t, req->job_id, &job, err)) < 0 ||
-        (rc = job_figures_load(t, &job, req->footprint, &tv, f, err)) < 0)
+    opt_footprint own;
+    const opt_footprint *fp = NULL;
+    if ((rc = load_job(t, req->job_id, &job, err)) < 0)
+        goto out;
+    fp = opt_footprint_for_job(req->footprint, &job.spec, &own);
+    if ((rc = job_figures_load(t, &job, fp, &tv, f, err)) < 0)
         goto out;
     /* Every round started holds an exploration, so there are at most n + 1 of them, and
      * never more than the spec's rounds. */
@@ -635,13 +645,12 @@ static int job_doc(store_txn *t, const insp_request *req, json_t **out, zbso_err
     opt_projection_compute(&job.spec, job.stage, f->arms, f->n_arms, tv.v, tv.n, &f->savings,
                            &proj);
     doc = json_object();
-    bool ok = put_summary(doc, &job, f, req->footprint) &&
-              put(doc, "projection", projection_json(&proj, req->footprint)) &&
+    bool ok = put_summary(doc, &job, f, fp) &&
+              put(doc, "projection", projection_json(&proj, fp)) &&
               put(doc, "projection_reason",
                   proj.available ? json_null() : json_string(proj.why)) &&
-              (req->footprint == NULL ||
-               (!req->footprint->has_intensity && !req->footprint->has_price) ||
-               put(doc, "footprint", footprint_json(req->footprint))) &&
+              (fp == NULL || (!fp->has_intensity && !fp->has_price) ||
+               put(doc, "footprint", footprint_json(fp, job.spec.has_carbon_intensity))) &&
               put(doc, "revision", json_integer(job.revision)) &&
               put(doc, "spec", codec_job_spec_json(&job.spec)) &&
               put(doc, "exploration", exploration_json(rounds, n_rounds)) &&
@@ -680,8 +689,10 @@ static int trials_doc(store_txn *t, const insp_request *req, json_t **out, zbso_
     bool more = tv.n > (size_t)req->limit;
     size_t shown = more ? (size_t)req->limit : tv.n;
     bool ok = doc && rows;
+    opt_footprint own;
+    const opt_footprint *fp = opt_footprint_for_job(req->footprint, &job.spec, &own);
     for (size_t i = 0; i < shown && ok; i++) {
-        json_t *row = trial_json(&job.spec, &tv.v[i], req->footprint);
+        json_t *row = trial_json(&job.spec, &tv.v[i], fp);
         ok = row && json_array_append_new(rows, row) == 0;
     }
     ok = ok && put(doc, "job_id", json_string(job.spec.job_id)) &&
@@ -735,7 +746,8 @@ static int trial_doc(store_txn *t, const insp_request *req, json_t **out, zbso_e
         rc = NOMEM("the trial's reports");
     if (rc < 0)
         goto out;
-    doc = trial_json(&job.spec, &trial, req->footprint);
+    opt_footprint own;
+    doc = trial_json(&job.spec, &trial, opt_footprint_for_job(req->footprint, &job.spec, &own));
     if (!put(doc, "job_id", json_string(job.spec.job_id)) ||
         !put(doc, "reports", json_incref(points))) {
         rc = NOMEM("the trial");

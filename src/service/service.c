@@ -184,11 +184,30 @@ static int answer_existing(register_work *w, const zbso_job *existing, zbso_err 
         asked.policy = existing->spec.policy;
         asked.has_policy = true;
     }
-    if (!spec_equal(&existing->spec, &asked))
+    if (!asked.has_carbon_intensity) {
+        asked.has_carbon_intensity = existing->spec.has_carbon_intensity;
+        asked.carbon_intensity_g_per_kwh = existing->spec.carbon_intensity_g_per_kwh;
+    }
+    if (!spec_equal(&existing->spec, &asked)) {
+        zbso_job_spec same = asked;
+        same.has_carbon_intensity = existing->spec.has_carbon_intensity;
+        same.carbon_intensity_g_per_kwh = existing->spec.carbon_intensity_g_per_kwh;
+        if (spec_equal(&existing->spec, &same)) {
+            char was[OPT_FMT_DOUBLE_MAX] = "none", now[OPT_FMT_DOUBLE_MAX];
+            if (existing->spec.has_carbon_intensity)
+                opt_fmt_double(was, existing->spec.carbon_intensity_g_per_kwh);
+            return err_set_field(err, ZBSO_ECONFLICT, "body", "carbon_intensity_g_per_kwh",
+                                 "Job %s is already registered with carbon_intensity_g_per_kwh "
+                                 "%s, not %s; a job's intensity is part of its spec: leave the "
+                                 "field out to keep the stored one, or register the job under "
+                                 "a new job_id", w->spec->job_id, was,
+                                 opt_fmt_double(now, asked.carbon_intensity_g_per_kwh));
+        }
         return err_set(err, ZBSO_ECONFLICT,
                        "Job %s is already registered with a different configuration; "
                        "register it under a new job_id or delete it first",
                        w->spec->job_id);
+    }
     *w->out = existing->spec;
     *w->created = false;
     w->revision = existing->revision;
@@ -683,6 +702,10 @@ typedef struct report_work {
     int64_t revision;            /* OUT: the job's revision the answer rests on */
     const zbso_trial *ended;     /* OUT of report_fn: the trial it ended, or NULL */
     zbso_trial ended_trial;
+    /* OUT with ended: the footprint of its CO2e (opt_footprint_for_job: the job's own
+     * intensity, else env->footprint), or NULL; own holds the job's. */
+    const opt_footprint *ended_fp;
+    opt_footprint own;
     /* OUT: the report was not a repeat, and its curve point (received at `now`, when the
      * decision was taken) is to be buffered (store_report_add). */
     bool add_point;
@@ -807,6 +830,7 @@ static int report_fn(store_txn *t, void *arg, zbso_err *err)
         goto out;
     w->ended_trial = d->trial;
     w->ended = &w->ended_trial;
+    w->ended_fp = opt_footprint_for_job(w->env->footprint, &job.spec, &w->own);
     /* The smart policy refits its arms from the trials at every choice (smart_answer). */
     if (job.spec.policy == ZBSO_POLICY_SMART)
         goto out;
@@ -848,10 +872,12 @@ int svc_report(store *st, const svc_env *env, const zbso_training_result *result
             count(&env->stats->stopped[w.ended->stop_reason], 1);
         count_double(&env->stats->energy_j, w.ended->energy);
         count_double(&env->stats->time_s, w.ended->time);
-        if (env->footprint && env->footprint->has_intensity)
+        if (w.ended_fp && w.ended_fp->has_intensity) {
             count_double(&env->stats->co2e_g,
-                         opt_co2e_g(env->footprint, w.ended->energy, w.ended->start_time,
+                         opt_co2e_g(w.ended_fp, w.ended->energy, w.ended->start_time,
                                     w.ended->end_time));
+            count(&env->stats->co2e_trials, 1);
+        }
     }
     /* A report's point is buffered once its answer is decided for good (a repeated report
      * adds none): it rides with the next flush, not a unit of its own. */

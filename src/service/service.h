@@ -34,8 +34,10 @@ typedef struct svc_stats {
     _Atomic double time_s;                  /* final training time of every Succeeded trial */
     /* Trials ended, by zbso_stop_reason (issue 25); [NONE] and [UNKNOWN] stay 0. */
     atomic_uint_least64_t stopped[ZBSO_STOP_REASONS];
-    _Atomic double co2e_g;                  /* CO2e of every Succeeded trial's energy, with
-                                             * svc_env.footprint's intensity */
+    _Atomic double co2e_g;                  /* CO2e of every Succeeded trial's energy at
+                                             * its job's intensity (the spec's own, else
+                                             * svc_env.footprint's; none: not counted) */
+    atomic_uint_least64_t co2e_trials;      /* the trials co2e_g counts */
 } svc_stats;
 
 typedef struct svc_env {
@@ -52,8 +54,9 @@ typedef struct svc_env {
     /* The policy of a new job whose spec does not name one (has_policy false): `zbso
      * serve --policy`, ZBSO_POLICY. Zero (ZBSO_POLICY_ZEUS) unless set. */
     zbso_policy default_policy;
-    /* NULL, or the server's CO2e and price configuration (not owned): with an intensity,
-     * stats->co2e_g adds each Succeeded trial's CO2e over its interval. */
+    /* NULL, or the server's CO2e and price configuration (not owned): stats->co2e_g adds
+     * each Succeeded trial's CO2e over its interval at its job's own intensity
+     * (carbon_intensity_g_per_kwh), else at this one's, else not at all. */
     const opt_footprint *footprint;
 } svc_env;
 
@@ -77,7 +80,9 @@ svc_env svc_env_system(double trial_timeout_s);
  * a re-registration without one takes the stored job's, so it matches whatever the
  * server's default was or is, and differs only in what it names. ZBSO_EINVAL at
  * body.warm_start: a new job asks for a warm start and resolves to the zeus policy.
- * ZBSO_ECONFLICT: same id, different spec (policy, warm_start and prior_jobs included). */
+ * A re-registration without a carbon intensity likewise takes the stored job's.
+ * ZBSO_ECONFLICT: same id, different spec (policy, warm_start, prior_jobs and the carbon
+ * intensity included; at body.carbon_intensity_g_per_kwh when only that differs). */
 int svc_register_job(store *st, const svc_env *env, const zbso_job_spec *spec,
                      zbso_job_spec *out, bool *created, int64_t *job_revision, zbso_err *err);
 

@@ -14,7 +14,7 @@
 #include "store/netdb.h"
 
 /* The newest schema version of mysql_ops.c's history. */
-#define MY_LATEST 4
+#define MY_LATEST 5
 /* Serializes schema changes between processes (replicas starting together on an empty
  * database create the schema once). A named lock belongs to the session, not to the
  * transaction: DDL commits implicitly on MySQL, and the lock outlives those commits.

@@ -174,9 +174,28 @@ static const char *const schema_stop[] = {
     NULL,
 };
 
+/* The intensity step (issue 25): the job's own carbon intensity (g CO2e per kWh), NULL
+ * for none, the server's then, and for every job of an older version. Added only while
+ * information_schema lacks it, as the stop-reason step does, so it runs again after a
+ * crash. */
+#define V_INTENSITY 5
+_Static_assert(V_INTENSITY == V_STOP + 1, "the intensity step follows the stop-reason step");
+static const char *const schema_intensity[] = {
+    "SET @zbso_ddl = IF((SELECT COUNT(*) FROM information_schema.columns"
+    " WHERE table_schema = DATABASE() AND table_name = 'jobs'"
+    " AND column_name = 'carbon_intensity') = 0,"
+    " 'ALTER TABLE jobs ADD COLUMN carbon_intensity DOUBLE', 'DO 0');",
+    "PREPARE zbso_ddl FROM @zbso_ddl;",
+    "EXECUTE zbso_ddl;",
+    "DEALLOCATE PREPARE zbso_ddl;",
+    "UPDATE zbso_schema SET version = " V_TEXT(V_INTENSITY) ";",
+    NULL,
+};
+
 const char *const *const my_schema_steps[MY_LATEST] = {schema_v1, schema_v2,
                                                         [V_POLICY - 1] = schema_policy,
-                                                        [V_STOP - 1] = schema_stop};
+                                                        [V_STOP - 1] = schema_stop,
+                                                        [V_INTENSITY - 1] = schema_intensity};
 
 /* The tables of the newest schema: any other table makes a database foreign. */
 #define MY_TABLES "'zbso_schema', 'jobs', 'trials', 'arms', 'reports', 'power_profiles'"
@@ -188,10 +207,10 @@ const char *const *const my_schema_steps[MY_LATEST] = {schema_v1, schema_v2,
     "mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, max_power, "     \
     "number_of_gpus, gpu_model, stage, exp_default_batch_size, min_cost, "                 \
     "min_cost_batch_size, rng_state, num_trials, created_at, version, updated_at, policy, " \
-    "warm_start, prior_jobs"
-#define N_JOB_COLS 30
+    "warm_start, prior_jobs, carbon_intensity"
+#define N_JOB_COLS 31
 #define Q10 "?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
-#define Q30 Q10 ", " Q10 ", " Q10
+#define Q31 Q10 ", " Q10 ", " Q10 ", ?"
 #define TRIAL_COLS                                                                        \
     "trial_number, batch_size, type, status, start_time, end_time, lease_renewed_at, "     \
     "time, energy, metric, epochs, converged, stop_reason"
@@ -217,7 +236,7 @@ const char *const *const my_schema_steps[MY_LATEST] = {schema_v1, schema_v2,
 const my_stmt_sql my_stmts[MS_COUNT] = {
     [MS_JOB_GET] = {"SELECT " JOB_COLS " FROM jobs WHERE job_id = ?", 1},
     [MS_JOB_GET_LOCK] = {"SELECT " JOB_COLS " FROM jobs WHERE job_id = ? FOR UPDATE", 1},
-    [MS_JOB_INSERT] = {"INSERT INTO jobs (" JOB_COLS ") VALUES (" Q30 ")", N_JOB_COLS},
+    [MS_JOB_INSERT] = {"INSERT INTO jobs (" JOB_COLS ") VALUES (" Q31 ")", N_JOB_COLS},
     [MS_JOB_UPDATE] = {"UPDATE jobs SET stage = ?, exp_default_batch_size = ?, min_cost = ?,"
                        " min_cost_batch_size = ?, rng_state = ?, num_trials = ?, version = ?,"
                        " updated_at = ? WHERE job_id = ?", 9},
@@ -389,6 +408,7 @@ static void job_values(my_value *v, const zbso_job *job, char *bs, size_t bs_cap
     v[28] = v_bool(sp->warm_start);
     store_prior_format(sp, prior);
     v[29] = my_text(prior);
+    v[30] = sp->has_carbon_intensity ? v_f64(sp->carbon_intensity_g_per_kwh) : my_null();
 }
 
 /* Reads row `row` of a jobs result (JOB_COLS order). Returns 0, or ZBSO_ESTORE when
@@ -450,7 +470,9 @@ static int r_job(const my_rows *r, size_t row, zbso_job *job, zbso_err *err)
     if ((rc = c_text(r, row, 27, policy, sizeof policy, "policy", err)) < 0 ||
         (rc = c_text(r, row, 29, prior, sizeof prior, "prior_jobs", err)) < 0)
         return rc;
-    return store_extras_read(policy, c_i64(r, row, 28) != 0, prior, sp, err);
+    bool has_ci = !c_null(r, row, 30);
+    return store_extras_read(policy, c_i64(r, row, 28) != 0, prior, has_ci,
+                             has_ci ? c_f64(r, row, 30) : 0.0, sp, err);
 }
 
 /* Loads a job; with for_update, SELECT ... FOR UPDATE: the row stays locked until the

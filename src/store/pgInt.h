@@ -13,7 +13,7 @@
 #include "store/netdb.h"
 
 /* The newest schema version of pg_ops.c's history. */
-#define PG_LATEST 7
+#define PG_LATEST 8
 /* Serializes schema changes (the key is "zbso" in ASCII), so that replicas starting
  * together on an empty database create the schema once. */
 #define PG_SCHEMA_LOCK_SQL "SELECT pg_advisory_xact_lock(2053272431);"

@@ -167,10 +167,22 @@ static const char *const schema_stop[] = {
     NULL,
 };
 
+/* The intensity step (issue 25): the job's own carbon intensity (g CO2e per kWh), NULL
+ * for none, the server's then, and for every job of an older version. No default: no
+ * table rewrite. */
+#define V_INTENSITY 8
+_Static_assert(V_INTENSITY == V_STOP + 1, "the intensity step follows the stop-reason step");
+static const char *const schema_intensity[] = {
+    "ALTER TABLE jobs ADD COLUMN carbon_intensity DOUBLE PRECISION;",
+    "UPDATE zbso_schema SET version = " V_TEXT(V_INTENSITY) ";",
+    NULL,
+};
+
 const char *const *const pg_schema_steps[PG_LATEST] = {schema_v1, schema_v2, schema_v3,
                                                         schema_v4, schema_v5,
                                                         [V_POLICY - 1] = schema_policy,
-                                                        [V_STOP - 1] = schema_stop};
+                                                        [V_STOP - 1] = schema_stop,
+                                                        [V_INTENSITY - 1] = schema_intensity};
 
 #define JOB_COLS                                                                          \
     "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
@@ -178,8 +190,8 @@ const char *const *const pg_schema_steps[PG_LATEST] = {schema_v1, schema_v2, sch
     "mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, max_power, "     \
     "number_of_gpus, gpu_model, stage, exp_default_batch_size, min_cost, "                 \
     "min_cost_batch_size, rng_state, num_trials, created_at, version, updated_at, policy, " \
-    "warm_start, prior_jobs"
-#define N_JOB_COLS 30
+    "warm_start, prior_jobs, carbon_intensity"
+#define N_JOB_COLS 31
 #define TRIAL_COLS                                                                        \
     "trial_number, batch_size, type, status, start_time, end_time, lease_renewed_at, "     \
     "time, energy, metric, epochs, converged, stop_reason"
@@ -210,7 +222,7 @@ const pg_stmt pg_stmts[S_COUNT] = {
     [S_JOB_GET_LOCK] = {"SELECT " JOB_COLS " FROM jobs WHERE job_id = $1 FOR UPDATE", 1},
     [S_JOB_INSERT] = {"INSERT INTO jobs (" JOB_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7,"
                       " $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,"
-                      " $22, $23, $24, $25, $26, $27, $28, $29, $30)"
+                      " $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)"
                       " ON CONFLICT (job_id) DO NOTHING",
                       N_JOB_COLS},
     [S_JOB_UPDATE] = {"UPDATE jobs SET stage = $2, exp_default_batch_size = $3, min_cost = $4,"
@@ -420,6 +432,10 @@ static void job_params(params *p, const zbso_job *job, char *bs, size_t bs_cap, 
     p_bool(p, 28, sp->warm_start);
     store_prior_format(sp, prior);
     p->v[29] = prior;
+    if (sp->has_carbon_intensity)
+        p_f64(p, 30, sp->carbon_intensity_g_per_kwh);
+    else
+        p->v[30] = NULL;
 }
 
 /* Reads row `row` of a jobs result (JOB_COLS order). Returns 0, or ZBSO_ESTORE when
@@ -475,8 +491,10 @@ static int r_job(const PGresult *r, int row, zbso_job *job, zbso_err *err)
     job->created_at = r_f64(r, row, 24);
     job->revision = r_i64(r, row, 25);
     job->updated_at = r_f64(r, row, 26);
+    bool has_ci = !r_null(r, row, 30);
     return store_extras_read(PQgetvalue(r, row, 27), r_bool(r, row, 28),
-                             PQgetvalue(r, row, 29), sp, err);
+                             PQgetvalue(r, row, 29), has_ci, has_ci ? r_f64(r, row, 30) : 0.0,
+                             sp, err);
 }
 
 /* Loads a job; with for_update, SELECT ... FOR UPDATE: the row stays locked until the

@@ -12,7 +12,7 @@
 #include "store/storeInt.h"
 
 /* The newest schema version of sqlite_ops.c's history. */
-#define SQ_LATEST 8
+#define SQ_LATEST 9
 #define SQ_PATH_MAX 1024         /* bytes of a database path, its NUL included */
 
 /* Statement ids: sqlite_ops.c holds their SQL, a connection caches them prepared. */

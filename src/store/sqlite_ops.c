@@ -169,10 +169,21 @@ static const char *const schema_stop[] = {
     NULL,
 };
 
+/* The intensity step (issue 25): the job's own carbon intensity (g CO2e per kWh), NULL
+ * for none, the server's then, and for every job of an older version. */
+#define V_INTENSITY 9
+_Static_assert(V_INTENSITY == V_STOP + 1, "the intensity step follows the stop-reason step");
+static const char *const schema_intensity[] = {
+    "ALTER TABLE jobs ADD COLUMN carbon_intensity REAL;",
+    "PRAGMA user_version = " V_TEXT(V_INTENSITY) ";",
+    NULL,
+};
+
 const char *const *const sq_schema_steps[SQ_LATEST] = {schema_v1, schema_v2, schema_v3,
                                                         schema_v4, schema_v5, schema_v6,
                                                         [V_POLICY - 1] = schema_policy,
-                                                        [V_STOP - 1] = schema_stop};
+                                                        [V_STOP - 1] = schema_stop,
+                                                        [V_INTENSITY - 1] = schema_intensity};
 
 #define JOB_COLS                                                                          \
     "job_id, job_id_prefix, batch_sizes, default_batch_size, eta_knob, beta_knob, "        \
@@ -180,7 +191,7 @@ const char *const *const sq_schema_steps[SQ_LATEST] = {schema_v1, schema_v2, sch
     "mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, max_power, "     \
     "number_of_gpus, gpu_model, stage, exp_default_batch_size, min_cost, "                 \
     "min_cost_batch_size, rng_state, num_trials, created_at, version, updated_at, policy, " \
-    "warm_start, prior_jobs"
+    "warm_start, prior_jobs, carbon_intensity"
 #define TRIAL_COLS                                                                        \
     "trial_number, batch_size, type, status, start_time, end_time, lease_renewed_at, "     \
     "time, energy, metric, epochs, converged, stop_reason"
@@ -215,7 +226,7 @@ const char *const sq_stmt_sql[S_COUNT] = {
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE job_id = ?1",
     [S_JOB_INSERT] = "INSERT INTO jobs (" JOB_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
                      " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,"
-                     " ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
+                     " ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)",
     [S_JOB_UPDATE] = "UPDATE jobs SET stage = ?19, exp_default_batch_size = ?20,"
                      " min_cost = ?21, min_cost_batch_size = ?22, rng_state = ?23,"
                      " num_trials = ?24, version = ?26, updated_at = ?27 WHERE job_id = ?1",
@@ -354,6 +365,10 @@ static void bind_job(sqlite3_stmt *s, const zbso_job *job)
     sqlite3_bind_int(s, 29, sp->warm_start);
     store_prior_format(sp, prior);
     sqlite3_bind_text(s, 30, prior, -1, SQLITE_TRANSIENT);
+    if (sp->has_carbon_intensity)
+        bind_double(s, 31, sp->carbon_intensity_g_per_kwh);
+    else
+        sqlite3_bind_null(s, 31);
 }
 
 /* Reads a jobs row (JOB_COLS order). Returns 0, or ZBSO_ESTORE when batch_sizes or
@@ -411,8 +426,10 @@ static int col_job(sqlite3_stmt *s, zbso_job *job, zbso_err *err)
     job->updated_at = col_double(s, 26);
     const char *policy = (const char *)sqlite3_column_text(s, 27);
     const char *prior = (const char *)sqlite3_column_text(s, 29);
+    bool has_ci = sqlite3_column_type(s, 30) != SQLITE_NULL;
     return store_extras_read(policy ? policy : "", sqlite3_column_int(s, 28) != 0,
-                             prior ? prior : "", sp, err);
+                             prior ? prior : "", has_ci,
+                             has_ci ? sqlite3_column_double(s, 30) : 0.0, sp, err);
 }
 
 /* Binds job_id as ?1 and the trial's columns as ?2..?14 in TRIAL_COLS order. */

@@ -596,8 +596,14 @@ void store_prior_format(const zbso_job_spec *s, char *buf)
 }
 
 int store_extras_read(const char *policy, bool warm_start, const char *prior_text,
-                      zbso_job_spec *s, zbso_err *err)
+                      bool has_intensity, double intensity, zbso_job_spec *s, zbso_err *err)
 {
+    char buf[OPT_FMT_DOUBLE_MAX];
+    if (has_intensity && !(intensity >= 0.0 && intensity <= ZBSO_INTENSITY_MAX))
+        return err_set(err, ZBSO_ESTORE, "job \"%.300s\" has carbon_intensity %s, outside "
+                       "0..%g", s->job_id, opt_fmt_double(buf, intensity), ZBSO_INTENSITY_MAX);
+    s->has_carbon_intensity = has_intensity;
+    s->carbon_intensity_g_per_kwh = has_intensity ? intensity : 0.0;
     if (spec_policy_parse(policy, &s->policy) < 0)
         return err_set(err, ZBSO_ESTORE, "job \"%.300s\" has an unknown policy \"%.40s\"",
                        s->job_id, policy);

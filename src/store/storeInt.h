@@ -42,11 +42,13 @@ int store_pl_parse(const char *text, const char *job_id, zbso_power_profile *out
  * and '\n' written "\\n" ("" for none; at most STORE_PRIOR_TEXT_MAX bytes with the NUL).
  * store_prior_format writes s's into buf (STORE_PRIOR_TEXT_MAX bytes). store_extras_read
  * fills s's policy (has_policy true: a stored spec holds its resolved policy), warm_start
- * and prior_jobs from those columns: ZBSO_ESTORE naming the job when the policy is no
- * policy's name or the text is not such a list (a row this code did not write). */
+ * and prior_jobs from those columns, and the carbon intensity (issue 25: a nullable
+ * double column, has_intensity false for NULL): ZBSO_ESTORE naming the job when the
+ * policy is no policy's name, the text is not such a list or the intensity is outside
+ * 0..ZBSO_INTENSITY_MAX (a row this code did not write). */
 #define STORE_PRIOR_TEXT_MAX (ZBSO_MAX_PRIOR_JOBS * (2 * ZBSO_ID_MAX + 1) + 1)
 void store_prior_format(const zbso_job_spec *s, char *buf);
 int store_extras_read(const char *policy, bool warm_start, const char *prior_text,
-                      zbso_job_spec *s, zbso_err *err);
+                      bool has_intensity, double intensity, zbso_job_spec *s, zbso_err *err);
 
 #endif

@@ -457,6 +457,87 @@ static void test_policy_dump(void **state)
     free(doc);
 }
 
+/* Issue 25: the job's own carbon intensity. Absent or null: none (the server's); a
+ * number from 0 to ZBSO_INTENSITY_MAX; written by every emitter exactly when given (the
+ * inspection documents too: no CO2e field without an intensity, SPEC §5). */
+static void test_carbon_intensity(void **state)
+{
+    static const char ZEUS_SHAPE[] =
+        "{\"job_id\":null,\"job_id_prefix\":\"p\",\"batch_sizes\":[8,16],"
+        "\"default_batch_size\":8,\"eta_knob\":0.5,\"beta_knob\":2.0,"
+        "\"target_metric\":0.5,\"higher_is_better_metric\":true,\"max_epochs\":100,"
+        "\"num_pruning_rounds\":2,\"window_size\":0,\"mab_prior_mean\":0.0,"
+        "\"mab_prior_precision\":0.0,\"mab_num_explorations\":2,\"mab_seed\":null,"
+        "\"max_power\":300.0,\"number_of_gpus\":1,\"gpu_model\":\"A100\"";
+    zbso_job_spec s, back;
+    zbso_err err;
+    char want[2048];
+    (void)state;
+    assert_int_equal(parse_with("", &s, &err), 0);
+    assert_false(s.has_carbon_intensity);
+    assert_int_equal(parse_with(",\"carbon_intensity_g_per_kwh\":null", &s, &err), 0);
+    assert_false(s.has_carbon_intensity);
+    char *req = codec_job_spec_dump(&s, NULL), *ans = codec_created_job_dump(&s, NULL);
+    char *doc = codec_json_text(codec_job_spec_json(&s), NULL);
+    assert_null(strstr(req, "carbon"));
+    assert_null(strstr(ans, "carbon"));
+    assert_null(strstr(doc, "carbon"));
+    free(req);
+    free(ans);
+    free(doc);
+
+    /* 0 is an intensity (a grid of renewables), not "none"; the bounds are inclusive */
+    assert_int_equal(parse_with(",\"carbon_intensity_g_per_kwh\":0", &s, &err), 0);
+    assert_true(s.has_carbon_intensity);
+    assert_true(s.carbon_intensity_g_per_kwh == 0.0);
+    assert_int_equal(parse_with(",\"carbon_intensity_g_per_kwh\":100000", &s, &err), 0);
+    assert_true(s.carbon_intensity_g_per_kwh == ZBSO_INTENSITY_MAX);
+
+    assert_int_equal(parse_with(",\"carbon_intensity_g_per_kwh\":412.5", &s, &err), 0);
+    req = codec_job_spec_dump(&s, NULL);
+    ans = codec_created_job_dump(&s, NULL);
+    doc = codec_json_text(codec_job_spec_json(&s), NULL);
+    snprintf(want, sizeof want, "%s,\"carbon_intensity_g_per_kwh\":412.5}", ZEUS_SHAPE);
+    assert_string_equal(req, want);
+    assert_string_equal(ans, want);
+    snprintf(want, sizeof want,
+             "%s,\"policy\":\"zeus\",\"warm_start\":false,\"prior_jobs\":[],"
+             "\"carbon_intensity_g_per_kwh\":412.5}", ZEUS_SHAPE);
+    assert_string_equal(doc, want);
+    assert_int_equal(codec_job_spec_parse(req, strlen(req), &back, &err), 0);
+    assert_true(spec_equal(&s, &back));
+    free(req);
+    free(ans);
+    free(doc);
+
+    /* equality: given against not given, and two values */
+    zbso_job_spec none;
+    assert_int_equal(parse_with("", &none, &err), 0);
+    assert_false(spec_equal(&s, &none));
+    back.carbon_intensity_g_per_kwh = 412.25;
+    assert_false(spec_equal(&s, &back));
+
+    static const struct {
+        const char *extra, *msg;
+    } bad[] = {
+        {",\"carbon_intensity_g_per_kwh\":-1", "between 0 and 100000 g CO2e per kWh, got -1"},
+        {",\"carbon_intensity_g_per_kwh\":-0.001", "got -0.001"},
+        {",\"carbon_intensity_g_per_kwh\":100000.01", "got 100000.01"},
+        {",\"carbon_intensity_g_per_kwh\":1e300", "got 1e+300"},
+        {",\"carbon_intensity_g_per_kwh\":\"400\"", "a finite number"},
+        {",\"carbon_intensity_g_per_kwh\":true", "a finite number"},
+        {",\"carbon_intensity_g_per_kwh\":[400]", "a finite number"},
+        {",\"carbon_intensity_g_per_kwh\":{}", "a finite number"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(parse_with(bad[i].extra, &s, &err), ZBSO_EINVAL);
+        if (strcmp(err.loc, "carbon_intensity_g_per_kwh") != 0 ||
+            strstr(err.msg, bad[i].msg) == NULL)
+            fail_msg("%s: loc %s msg %s", bad[i].extra, err.loc, err.msg);
+        assert_string_equal(err.where, "body");
+    }
+}
+
 static void test_trial_id(void **state)
 {
     zbso_trial_id t;
@@ -574,6 +655,7 @@ int main(void)
         cmocka_unit_test(test_spec_round_trip),
         cmocka_unit_test(test_policy_fields),
         cmocka_unit_test(test_policy_dump),
+        cmocka_unit_test(test_carbon_intensity),
         cmocka_unit_test(test_trial_id),
         cmocka_unit_test(test_training_result),
         cmocka_unit_test(test_report_response),

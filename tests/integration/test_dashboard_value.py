@@ -124,6 +124,11 @@ class ValueViews(BrowserCase):
             self.assertEqual(dv(f[k][1]), sv[part][name], k)
         self.assertTrue(math.isclose(sv["spent"]["co2e_g"], sv["spent"]["energy_j"] / 3.6e6 * 400,
                                      rel_tol=1e-12))
+        # The intensity behind them, and whose it is.
+        self.assertEqual(job["footprint"]["carbon_intensity_source"], "server")
+        self.assertEqual(dv(f["footprint.carbon_intensity_g_per_kwh"][1]),
+                         job["footprint"]["carbon_intensity_g_per_kwh"])
+        self.assertEqual(f["footprint.carbon_intensity_g_per_kwh"][0], "400 g CO2e/kWh")
         for r, n in job["trials"]["by_stop_reason"].items():
             self.assertEqual(dv(f[f"by_stop_reason.{r}"][1]), n, r)
         self.assertGreater(job["trials"]["by_stop_reason"]["target_reached"], 0)

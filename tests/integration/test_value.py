@@ -35,12 +35,12 @@ def cost(t, e):
     return ETA * e + (1 - ETA) * MAX_POWER * t
 
 
-def spec(job_id=JOB, gpu="NVIDIA A100-SXM4-40GB"):
+def spec(job_id=JOB, gpu="NVIDIA A100-SXM4-40GB", **extra):
     # Batch sizes 8, 16, 32, default 16; one pruning round walks 16, then 8 (down), then 32.
     return job_spec(job_id=job_id, job_id_prefix="value", batch_sizes=[8, 16, 32],
                     default_batch_size=16, eta_knob=ETA, beta_knob=2.0, target_metric=0.5,
                     max_epochs=3, num_pruning_rounds=1, mab_num_explorations=2, mab_seed=3,
-                    max_power=MAX_POWER, gpu_model=gpu)
+                    max_power=MAX_POWER, gpu_model=gpu, **extra)
 
 
 def no_footprint(test, doc, where="$"):
@@ -72,6 +72,7 @@ def step_mean(series, start, end):
 class ValueCase(unittest.TestCase):
     env = None
     args = ()
+    spec_extra = {}     # fields beyond Zeus the scripted job registers with
 
     def setUp(self):
         self.srv = Server(env={"ZEUS_BSO_TRIAL_TIMEOUT": "1", **(self.env or {})},
@@ -96,7 +97,7 @@ class ValueCase(unittest.TestCase):
     def script(self, between=None):
         """The scripted job; `between` runs after trial 2 (the series test waits there).
         Returns the MAB trial's batch size."""
-        self.call("POST", "/jobs", spec(), want=201)
+        self.call("POST", "/jobs", spec(**self.spec_extra), want=201)
         # 1: bs 16 converges at epoch 2: E 7.2e6 J, T 100 s, cost 3,610,000 (the min cost;
         # the bound becomes 7,220,000).
         t = self.dispatch()
@@ -311,6 +312,7 @@ class StaticIntensityTest(ValueCase):
                          (800.0, 0.5))
         self.assertEqual(s["currency"], "EUR")
         self.assertEqual(doc["footprint"], {"carbon_intensity_g_per_kwh": 400.0,
+                                            "carbon_intensity_source": "server",
                                             "energy_price_per_kwh": 0.25, "currency": "EUR"})
         self.assertEqual(trials[0]["co2e_g"], 800.0)           # 2 kWh
         self.assertEqual(trials[1]["co2e_g"], 200.0)           # 0.5 kWh
@@ -378,7 +380,8 @@ class SeriesIntensityTest(ValueCase):
         self.assertEqual(s["default_expected"]["co2e_g"], 200.0)
         self.assertEqual(s["saved"]["co2e_g"], 4 * 200.0 - 1150.0)     # behind: -350 g
         self.assertNotIn("price", s["spent"])
-        self.assertEqual(doc["footprint"], {"carbon_intensity_series_points": 2})
+        self.assertEqual(doc["footprint"], {"carbon_intensity_series_points": 2,
+                                            "carbon_intensity_source": "server"})
         m = self.scrape()
         self.check_metrics(m)
         self.assertEqual(m.get("zbso_co2e_grams_total"), 1150.0)
@@ -408,6 +411,107 @@ class NothingConfiguredTest(ValueCase):
                 self.assertNotIn(word, out)
         for fmt in ("json",):
             no_footprint(self, json.loads(self.jobs("show", JOB, "--format", fmt)))
+
+
+class JobIntensityCase(ValueCase):
+    """The scripted job registers its own grid intensity, 50 g/kWh: its CO2e figures use
+    that, whatever the server has; a job beside it without one keeps the server's (or
+    none). 5.5 kWh spent: 275 g; 2.5 kWh saved: 125 g; the default expects 100 g a run."""
+
+    spec_extra = {"carbon_intensity_g_per_kwh": 50.0}
+
+    def check_job(self):
+        mab_bs = self.script()
+        doc, trials = self.check_api(mab_bs)
+        self.assertEqual(doc["spec"]["carbon_intensity_g_per_kwh"], 50.0)
+        s = doc["savings"]
+        self.assertEqual((s["spent"]["co2e_g"], s["saved"]["co2e_g"],
+                          s["default_expected"]["co2e_g"]), (275.0, 125.0, 100.0))
+        self.assertEqual([t.get("co2e_g") for t in trials],
+                         [100.0, 25.0, 50.0, 100.0, None, None, None])
+        p = doc["projection"]["saving_per_run"]
+        self.assertEqual(p["co2e_g"], p["energy_j"] / KWH * 50)
+        for t in trials:
+            one = self.call("GET", f"/jobs/{JOB}/trials/{t['trial_number']}")
+            self.assertEqual(one.get("co2e_g"), t.get("co2e_g"))
+        listed = {j["job_id"]: j for j in self.call("GET", "/jobs")["jobs"]}
+        self.assertEqual(listed[JOB]["savings"], s)
+        return doc, trials
+
+    def check_registration(self):
+        """Part of the spec: the same value or none keeps the job (200, the stored value
+        in the answer), another value is a 409 naming the field; bad values 422."""
+        ans = self.call("POST", "/jobs", spec(**self.spec_extra), want=200)
+        self.assertEqual(ans["carbon_intensity_g_per_kwh"], 50.0)
+        ans = self.call("POST", "/jobs", spec(), want=200)
+        self.assertEqual(ans["carbon_intensity_g_per_kwh"], 50.0)
+        r = self.srv.request("POST", "/jobs",
+                             body=spec(carbon_intensity_g_per_kwh=60.0))
+        self.assertEqual(r.status, 409, r)
+        self.assertIn("carbon_intensity_g_per_kwh 50.0, not 60.0", r.body.decode())
+        for bad in (-1, 100001, "50", True):
+            r = self.srv.request("POST", "/jobs", body=spec(
+                "value-bad", carbon_intensity_g_per_kwh=bad))
+            self.assertEqual(r.status, 422, (bad, r))
+            self.assertIn("carbon_intensity_g_per_kwh", r.body.decode())
+        self.assertEqual(self.srv.request("GET", "/jobs/value-bad").status, 404)
+
+
+class JobIntensityOverServerTest(JobIntensityCase):
+    """The server says 400 g/kWh and 0.25 EUR per kWh; the job says 50 g/kWh."""
+
+    args = ("--carbon-intensity", "400", "--energy-price", "0.25", "--currency", "EUR")
+
+    def test_scripted_job(self):
+        doc, trials = self.check_job()
+        self.assertEqual(doc["footprint"], {"carbon_intensity_g_per_kwh": 50.0,
+                                            "carbon_intensity_source": "job",
+                                            "energy_price_per_kwh": 0.25, "currency": "EUR"})
+        # the price is the server's, per kWh as before: 5.5 kWh, 1.375 EUR
+        self.assertEqual(doc["savings"]["spent"]["price"], 1.375)
+        m = self.scrape()
+        self.check_metrics(m)
+        self.assertEqual(m.get("zbso_co2e_grams_total"), 275.0)
+        self.check_registration()
+        env = {"ZBSO_CARBON_INTENSITY": "400", "ZBSO_ENERGY_PRICE": "0.25",
+               "ZBSO_CURRENCY": "EUR"}
+        self.check_cli(doc, trials, env=env)
+        # value-2 (registered by check_cli without an intensity: one run of 6e6 J) is at
+        # the server's 400 g/kWh, and the counter adds it at that.
+        other = self.call("GET", "/jobs/value-2")
+        self.assertEqual(other["footprint"]["carbon_intensity_source"], "server")
+        self.assertEqual(other["savings"]["spent"]["co2e_g"], 6e6 / KWH * 400)
+        self.assertAlmostEqual(self.scrape().get("zbso_co2e_grams_total"),
+                               275.0 + 6e6 / KWH * 400, places=9)
+        text = self.both("show", JOB, env=env)
+        self.assertRegex(text, r"(?m)^carbon intensity \(g/kWh\) +50$")
+        self.assertNotIn("carbon intensity", self.both("show", "value-2", env=env))
+
+
+class JobIntensityAloneTest(JobIntensityCase):
+    """Nothing configured on the server: the job's own intensity brings CO2e to that job
+    only (no price anywhere); the counter appears with its first trial."""
+
+    def test_scripted_job(self):
+        self.assertNotIn("co2e", self.scrape().text)
+        doc, trials = self.check_job()
+        self.assertEqual(doc["footprint"], {"carbon_intensity_g_per_kwh": 50.0,
+                                            "carbon_intensity_source": "job"})
+        self.assertNotIn("price", json.dumps(doc))
+        m = self.scrape()
+        self.check_metrics(m)
+        self.assertEqual(m.get("zbso_co2e_grams_total"), 275.0)
+        self.check_registration()
+        self.check_cli(doc, trials)
+        # value-2 has none: no CO2e field anywhere in its documents or the CLI's view of it
+        no_footprint(self, self.call("GET", "/jobs/value-2"))
+        no_footprint(self, self.call("GET", "/jobs/value-2/trials"))
+        for out in (self.jobs("show", "value-2"), self.jobs("trials", "value-2"),
+                    self.jobs("show", "value-2", "--format", "csv")):
+            for word in ("co2e", "CO2e", "carbon", "price"):
+                self.assertNotIn(word, out)
+        self.assertEqual(self.scrape().get("zbso_co2e_grams_total"), 275.0)
+        self.assertRegex(self.both("show", JOB), r"(?m)^carbon intensity \(g/kWh\) +50$")
 
 
 class StoredBeforeTest(unittest.TestCase):
@@ -450,10 +554,13 @@ class StoredBeforeTest(unittest.TestCase):
                                   "old-b": ["target_reached", "cost_bound", "max_epochs"]})
         self.assertEqual(srv.terminate(), 0)
 
-        # The database as the version before the step left it.
+        # The database as the version before the step left it (without the later
+        # intensity step's column too).
         db = srv.db
         step = version_after(db.kind, "ADD COLUMN stop_reason")
-        undo = "ALTER TABLE trials DROP COLUMN stop_reason;" + (
+        self.assertEqual(version_after(db.kind, "ADD COLUMN carbon_intensity"), step + 1)
+        undo = ("ALTER TABLE trials DROP COLUMN stop_reason;"
+                "ALTER TABLE jobs DROP COLUMN carbon_intensity;") + (
             f"PRAGMA user_version = {step - 1};" if db.kind == "sqlite"
             else f"UPDATE zbso_schema SET version = {step - 1};")
         if db.kind == "sqlite":
@@ -493,6 +600,7 @@ class BadConfigTest(unittest.TestCase):
         for args, env, needle in (
                 (("--carbon-intensity", "-5"), {}, '"-5"'),
                 (("--carbon-intensity", "1e999"), {}, '"1e999"'),
+                (("--carbon-intensity", "100001"), {}, 'between 0 and 100000'),
                 (("--carbon-intensity", "/nonexistent/x.csv"), {}, "/nonexistent/x.csv"),
                 ((), {"ZBSO_ENERGY_PRICE": "cheap"}, '"cheap"'),
                 (("--energy-price", "1", "--currency", "euro"), {}, '"euro"'),

@@ -85,5 +85,34 @@ class TestRegistration(support.ServerCase):
         self.assertEqual(smart.request("GET", "/jobs/pypol-d").json["policy"], "smart")
 
 
+class TestCarbonIntensity(support.ServerCase):
+    """Issue 25's carbon_intensity_g_per_kwh: optional (unset: not sent), checked before
+    sending, registered and used for the job's CO2e figures by a real `zbso serve`."""
+
+    def test_field(self):
+        from zbso.optimizer.batch_size.common import ValidationError
+        self.assertIsNone(spec().carbon_intensity_g_per_kwh)
+        self.assertNotIn("carbon_intensity_g_per_kwh", spec().json())
+        self.assertEqual(spec(carbon_intensity_g_per_kwh=0).dict()["carbon_intensity_g_per_kwh"],
+                         0.0)
+        for bad, text in ((-1, "-1"), (1e6, "1000000.0"), (float("nan"), "finite"),
+                          ("lots", "lots")):
+            with self.subTest(bad):
+                with self.assertRaises(ValidationError) as cm:
+                    spec(carbon_intensity_g_per_kwh=bad)
+                self.assertIn(text, str(cm.exception))
+
+    def test_registered_and_used(self):
+        from zbso.monitor import ZeusMonitor
+        from zbso.optimizer.batch_size import BatchSizeOptimizer
+        bso = BatchSizeOptimizer(monitor=ZeusMonitor(), server_url=self.url,
+                                 job=spec(job_id="pypol-c", carbon_intensity_g_per_kwh=120.5))
+        self.assertEqual(bso.job.carbon_intensity_g_per_kwh, 120.5)
+        doc = self.srv.request("GET", "/jobs/pypol-c").json
+        self.assertEqual(doc["spec"]["carbon_intensity_g_per_kwh"], 120.5)
+        self.assertEqual(doc["footprint"], {"carbon_intensity_g_per_kwh": 120.5,
+                                            "carbon_intensity_source": "job"})
+
+
 if __name__ == "__main__":
     unittest.main()

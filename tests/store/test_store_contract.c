@@ -141,6 +141,10 @@ static void make_job(zbso_job *j, const char *id)
     snprintf(s->prior_jobs[0], sizeof s->prior_jobs[0], "%s", "a\\n\\");
     snprintf(s->prior_jobs[1], sizeof s->prior_jobs[1], "%s", "b\nline\\");
     snprintf(s->prior_jobs[2], sizeof s->prior_jobs[2], "%s", "prior-\xce\xa9");
+    /* Issue 25's own carbon intensity: a value that reads back bit for bit only when the
+     * backend keeps every digit. */
+    s->has_carbon_intensity = true;
+    s->carbon_intensity_g_per_kwh = 412.30000000000001;
     j->stage = ZBSO_STAGE_PRUNING;
     j->exp_default_batch_size = 32;
     j->has_min_cost = true;
@@ -185,6 +189,8 @@ static void assert_job_equal(const zbso_job *a, const zbso_job *b)
     assert_int_equal(x->n_prior_jobs, y->n_prior_jobs);
     for (size_t i = 0; i < x->n_prior_jobs; i++)
         assert_string_equal(x->prior_jobs[i], y->prior_jobs[i]);
+    assert_int_equal(x->has_carbon_intensity, y->has_carbon_intensity);
+    assert_true(x->carbon_intensity_g_per_kwh == y->carbon_intensity_g_per_kwh);
     assert_int_equal(a->stage, b->stage);
     assert_int_equal(a->exp_default_batch_size, b->exp_default_batch_size);
     assert_int_equal(a->has_min_cost, b->has_min_cost);
@@ -411,9 +417,12 @@ static void test_job_roundtrip_and_codes(void **state)
     plain.spec.policy = ZBSO_POLICY_ZEUS;
     plain.spec.warm_start = false;
     plain.spec.n_prior_jobs = 0;
+    plain.spec.has_carbon_intensity = false;
+    plain.spec.carbon_intensity_g_per_kwh = 0.0;
     /* the most prior_jobs text there can be: every id at its longest, every byte escaped */
     zbso_job full;
     make_job(&full, "job-full-priors");
+    full.spec.carbon_intensity_g_per_kwh = 0.0;   /* an intensity of 0 is not "none" */
     full.spec.n_prior_jobs = ZBSO_MAX_PRIOR_JOBS;
     for (size_t i = 0; i < ZBSO_MAX_PRIOR_JOBS; i++) {
         memset(full.spec.prior_jobs[i], i % 2 ? '\n' : '\\', ZBSO_ID_MAX);
@@ -2358,6 +2367,7 @@ static void test_policy_migration(void **state)
     assert_true(g.job.spec.has_policy);
     assert_false(g.job.spec.warm_start);
     assert_int_equal(g.job.spec.n_prior_jobs, 0);
+    assert_false(g.job.spec.has_carbon_intensity);   /* the intensity step's NULL */
     zbso_job j;
     make_job(&j, "new-smart");
     put(st, &j, NULL, 0, NULL, 0);

@@ -40,12 +40,14 @@ class Db:
 
 def workload(srv):
     """Jobs with every kind of state: pruning and MAB, Failed and Dispatched trials,
-    curves of several points, a power profile, odd job ids."""
+    curves of several points, a power profile, odd job ids, a job's own carbon intensity
+    (issue 25; its documents show it and CO2e figures at it)."""
     ids = []
     for n, (prefix, seed) in enumerate((("copy", 3), ("copy", 4), ("odd/id é", 5))):
+        own = {"carbon_intensity_g_per_kwh": 123.456789012345} if n == 1 else {}
         r = srv.request("POST", "/jobs", body=zbsoserver.job_spec(
             job_id_prefix=prefix, job_id=f"{prefix}-{n}", mab_seed=seed, eta_knob=0.25 + n / 8,
-            window_size=n, beta_knob=None if n == 2 else 2.0))
+            window_size=n, beta_knob=None if n == 2 else 2.0, **own))
         assert r.status == 201, r
         ids.append(r.json["job_id"])
     for k in range(9):
@@ -137,6 +139,9 @@ class DbCopy(unittest.TestCase):
             srv.close()  # flushes the buffered curve points
         want = self.docs_of(first)
         self.assertGreater(len(want), 20)
+        self.assertIn(b'"carbon_intensity_g_per_kwh":123.4567890123', want["/jobs/copy-1"])
+        self.assertIn(b'"carbon_intensity_source":"job"', want["/jobs/copy-1"])
+        self.assertNotIn(b"carbon", want["/jobs/copy-0"])
         pg, my = fresh("pg", "copy_pg"), fresh("mysql", "copy_my")
         last = "sqlite:///" + os.path.join(self.tmp.name, "last.db")
         for src, dst in ((first, pg), (pg, my), (my, last)):

@@ -338,6 +338,13 @@ def _check_warm_start(values):
                          "got policy 'zeus'")
 
 
+def _carbon_intensity(v):
+    if v is None or (math.isfinite(v) and 0 <= v <= 1e5):
+        return v
+    raise ValueError(f"carbon_intensity_g_per_kwh must be between 0 and 100000 g CO2e per "
+                     f"kWh (or None: the server's), got {v!r}")
+
+
 def _gpu_model(v):
     if v is None or v == "":
         raise ValueError(f"Invalid gpu_model({v}). Shouldn't be empty.")
@@ -352,7 +359,9 @@ class JobParams(_Model):
     mab_num_explorations and mab_seed. Beyond Zeus (optional, left out of dict() and
     json() while unset, so Zeus's servers never see them): policy ("zeus", "smart", or
     None for the server's default), warm_start and prior_jobs (job ids whose trials are
-    the smart policy's prior)."""
+    the smart policy's prior), and carbon_intensity_g_per_kwh (the grid's g CO2e per kWh
+    where the job runs, for its CO2e figures in place of the server's; None: the
+    server's)."""
 
     _own_fields = {
         "job_id": _Field("str"),
@@ -373,11 +382,14 @@ class JobParams(_Model):
         "policy": _Field("str", None, optional=True),
         "warm_start": _Field("bool", False),
         "prior_jobs": _Field("str_list", None, optional=True),
+        "carbon_intensity_g_per_kwh": _Field("float", None, optional=True),
     }
     _validators = {"batch_sizes": _sorted_batch_sizes, "eta_knob": _eta, "beta_knob": _beta,
-                   "policy": _policy, "prior_jobs": _prior_jobs}
+                   "policy": _policy, "prior_jobs": _prior_jobs,
+                   "carbon_intensity_g_per_kwh": _carbon_intensity}
     _root_validators = (_check_default_batch_size, _check_warm_start)
-    _beyond_zeus = frozenset({"policy", "warm_start", "prior_jobs"})
+    _beyond_zeus = frozenset({"policy", "warm_start", "prior_jobs",
+                              "carbon_intensity_g_per_kwh"})
 
 
 class GpuConfig(_Model):
