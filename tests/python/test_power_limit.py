@@ -240,8 +240,9 @@ class Restore(PowerLimitCase):
     def test_sigkill_restored_by_the_guard(self):
         self.end("sigkill", -9)
         # Nothing in the process runs after SIGKILL: the guard process the optimizer
-        # started puts the limit back (issue 22), well within 5 s.
-        deadline = time.monotonic() + 5
+        # started puts the limit back (issue 22): in 0.1 s on a quiet machine; 30 s leaves
+        # room for a loaded one (the loop ends as soon as it is back).
+        deadline = time.monotonic() + 30
         while self.sets() != [300, 200] and time.monotonic() < deadline:
             time.sleep(0.05)
         self.assertEqual(self.sets(), [300, 200])

@@ -87,12 +87,14 @@ class ZeroCode(PowerRunCase):
         # Per step, as the fake's model predicts: at 100 W a step takes at least
         # 20 ms * sqrt(250 / 100) = 31.6 ms (the counter is read every 0.1 s, so a window
         # of 1 s may count a few steps more or less: 15% of margin) and its energy is 100 W
-        # times its time (the fake integrates exactly that).
+        # times its time (the fake integrates exactly that; the energy and time windows are
+        # read a moment apart, which a loaded machine stretches: 8% of margin, still far
+        # from the 250 W the GPU would draw without its limit).
         t100, e100 = float(figures[2][1]), float(figures[2][2])
         self.assertGreaterEqual(t100, 0.0316 * 0.85)
-        self.assertAlmostEqual(e100 / t100, 100.0, delta=2.0)
+        self.assertAlmostEqual(e100 / t100, 100.0, delta=8.0)
         t300, e300 = float(figures[0][1]), float(figures[0][2])
-        self.assertAlmostEqual(e300 / t300, 250.0, delta=5.0)
+        self.assertAlmostEqual(e300 / t300, 250.0, delta=20.0)
         # The trials' reports are what the runs really spent.
         rows = self.history()
         self.assertTrue(all(float(r["energy"]) > 0 for r in rows), rows)
@@ -116,7 +118,7 @@ class ZeroCode(PowerRunCase):
         # Every slice ran at 300 W, whatever limit it stands for.
         for m in text.split(";"):
             w, t, e = m.split(",")
-            self.assertAlmostEqual(float(e) / float(t), 250.0, delta=5.0)
+            self.assertAlmostEqual(float(e) / float(t), 250.0, delta=20.0)
 
     def test_max_sets_the_highest_for_the_try(self):
         p = self.power_run(1, "max", ["--metric-regex", REGEX],
