@@ -209,8 +209,8 @@ typedef struct zbso_client zbso_client;
  * their defaults), and may carry zbso's own optional fields: "policy" ("zeus" or "smart";
  * absent or null: the server's default), "warm_start" (true or false), "prior_jobs" (at
  * most 8 job ids) and "carbon_intensity_g_per_kwh" (0 to 100000: the job's own grid
- * intensity for its CO2e figures), checked before sending and sent only when given; the client adds the
- * GPU facts from mon: max_power = floor(max power limit mW / 1000) * GPU count,
+ * intensity for its CO2e figures), checked before sending and sent only when given;
+ * the client adds the GPU facts from mon: max_power = floor(max power limit mW / 1000) * GPU count,
  * number_of_gpus, gpu_model (a spec that sets them is refused). mon NULL: the client
  * opens (and later frees) a monitor of every visible GPU;
  * otherwise mon must outlive the client. server_url NULL: $ZEUS_BSO_SERVER_URL. rank: the

@@ -74,7 +74,8 @@ char *codec_job_spec_dump(const zbso_job_spec *s, size_t *len);
 /* The CreatedJob answer to POST /jobs: seed 001's fields as codec_job_spec_dump writes
  * them, and of the fields beyond Zeus only those that make the job differ from Zeus's
  * policy ("policy" when not "zeus", "warm_start" when true, "prior_jobs" when not empty),
- * and the carbon intensity when given, so that the answer to a Zeus-shaped job is byte for byte Zeus's (SPEC §2). */
+ * and the carbon intensity when given, so that the answer to a Zeus-shaped job is byte
+ * for byte Zeus's (SPEC §2). */
 char *codec_created_job_dump(const zbso_job_spec *s, size_t *len);
 
 /* For documents that hold a spec (src/inspect): the spec of codec_job_spec_dump with
