@@ -53,6 +53,9 @@ static void check_valid(const zbso_job_spec *s)
         FUZZ_CHECK(i == 0 || strcmp(s->prior_jobs[i - 1], s->prior_jobs[i]) < 0);
         FUZZ_CHECK(id == 0 || strcmp(s->prior_jobs[i], s->job_id) != 0);
     }
+    /* issue 25: the job's own carbon intensity, when given, within 0..ZBSO_INTENSITY_MAX */
+    FUZZ_CHECK(!s->has_carbon_intensity || (s->carbon_intensity_g_per_kwh >= 0.0 &&
+                                            s->carbon_intensity_g_per_kwh <= ZBSO_INTENSITY_MAX));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
