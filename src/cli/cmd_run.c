@@ -1,11 +1,13 @@
-/* cmd_run.c: `zbso run`: parses the command line into run_options and hands them to src/run
- * (the recurrence driver). Nothing here talks to the optimizer or starts a process. */
+/* cmd_run.c: `zbso run`: reads the configuration as every command does (config_load) and
+ * the command line into run_options, and hands them to src/run (the recurrence driver).
+ * Nothing here talks to the optimizer or starts a process. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/config.h"
 #include "run/run.h"
 
 static const char run_usage[] =
@@ -20,7 +22,8 @@ static const char run_usage[] =
     "  --server URL       a zbso (or Zeus) server; default: embedded mode on --db\n"
     "  --db URL           embedded mode's database, a URL as for zbso serve\n"
     "                     (sqlite:///zbso.db, postgresql://..., mysql://...) or a SQLite\n"
-    "                     file's path (default zbso.db)\n"
+    "                     file's path (default zbso.db); ZEUS_BSO_DB_USER and\n"
+    "                     ZEUS_BSO_DB_PASSWORD fill a URL without credentials\n"
     "  --spec FILE        the job: JobSpec fields, optionally max_power, number_of_gpus,\n"
     "                     gpu_model (else measured), learning_rate, optimizer, seed, epochs\n"
     "  --recurrences N    how many times the job recurs (>= 1)\n"
@@ -49,7 +52,8 @@ static const char run_usage[] =
     "{target_metric}. Environment: ZEUS_BSO_SERVER_URL, ZEUS_BSO_JOB_ID,\n"
     "ZEUS_BSO_TRIAL_NUMBER, ZEUS_BATCH_SIZE, ZEUS_LOG_DIR, ZEUS_JOB_ID, ZEUS_ETA_KNOB,\n"
     "ZEUS_TARGET_METRIC, ZEUS_COST_THRESH. With --server, requests are retried as the\n"
-    "client library's are, for ZBSO_CLIENT_RETRY_TIMEOUT seconds (default 60).\n";
+    "client library's are, for ZBSO_CLIENT_RETRY_TIMEOUT seconds (default 60).\n"
+    "Configuration is read as by zbso serve: the environment, then a .env file.\n";
 
 enum { OPT_SERVER = 256, OPT_DB, OPT_SPEC, OPT_RECUR, OPT_LOG_DIR, OPT_REGEX, OPT_GRACE,
        OPT_SEED, OPT_NO_GPU, OPT_HELP, OPT_PL, OPT_PROGRESS, OPT_PL_STEP, OPT_PL_WARMUP,
@@ -68,8 +72,10 @@ static int int_option(const char *name, const char *v, long long lo, long long h
     return 0;
 }
 
-/* Parses argv into *o. Returns 0, 1 for --help (usage printed), or ZBSO_EINVAL. */
-static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
+/* Parses argv into *o, with the store options of cfg (loaded by the caller). Returns 0,
+ * 1 for --help (usage printed), or ZBSO_EINVAL. */
+static int parse_args(int argc, char **argv, run_options *o, const cli_config *cfg,
+                      zbso_err *err)
 {
     static const struct option opts[] = {
         {"server", required_argument, NULL, OPT_SERVER},
@@ -200,17 +206,24 @@ static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
     if (optind >= argc || argv[optind][0] == '\0')
         return err_set(err, ZBSO_EINVAL, "no training command: give it after '--'");
     o->argv = argv + optind;
+    o->store = cli_store_options(cfg);
     return 0;
 }
 
 int cli_run(int argc, char **argv)
 {
     run_options o;
+    cli_config cfg;  /* o.store points into it */
     zbso_err err;
     int rc;
 
     err_clear(&err);
-    if ((rc = parse_args(argc, argv, &o, &err)) != 0) {
+    config_defaults(&cfg);
+    if (config_load(&cfg, &err) < 0) {
+        fprintf(stderr, "zbso run: %s\n", err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    if ((rc = parse_args(argc, argv, &o, &cfg, &err)) != 0) {
         if (rc > 0)
             return CLI_EXIT_OK;
         fprintf(stderr, "zbso run: %s\n(see 'zbso run --help')\n", err.msg);
