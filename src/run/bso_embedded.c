@@ -95,6 +95,7 @@ int run_bso_embedded_open(const run_options *o, run_bso **out, zbso_err *err)
     e->base.ops = &embedded_ops;
     e->base.server_url = NULL;
     e->env = svc_env_system(TRIAL_TIMEOUT_S);
+    e->env.default_policy = o->default_policy;
     *out = &e->base;
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/types.h"
 #include "store/store.h"
 #include "util/err.h"
 
@@ -23,6 +24,9 @@ typedef struct run_options {
      * (src/cli's cli_store_options: echo_sql, ZEUS_BSO_DB_USER / ZEUS_BSO_DB_PASSWORD for
      * a URL without credentials; not owned). src/run adds create_if_empty. */
     store_options store;
+    /* Embedded mode: the policy of a job whose file names none (`--policy`, ZBSO_POLICY),
+     * as the server's default is; ZBSO_POLICY_ZEUS unless set. */
+    zbso_policy default_policy;
     const char *spec_path;     /* job.json */
     int64_t recurrences;       /* >= 1 */
     const char *log_dir;       /* base directory of the run's log directory */

@@ -43,8 +43,9 @@ struct run_bso {
 
 /* Opens the database o->db (a URL such as sqlite:///path or postgresql://...; a bare path
  * is a SQLite file) with o->store's options, created with the schema when new, for svc_*
- * calls in this process. ZBSO_EINVAL for a path that does not fit a URL, store errors
- * (naming an unsupported scheme, or the URL with its password as ***) otherwise. */
+ * calls in this process; a job that names no policy gets o->default_policy. ZBSO_EINVAL
+ * for a path that does not fit a URL, store errors (naming an unsupported scheme, or the
+ * URL with its password as ***) otherwise. */
 int run_bso_embedded_open(const run_options *o, run_bso **out, zbso_err *err);
 /* Prepares requests to the server at url (http:// or https://; a trailing '/' is
  * dropped) over src/transport. $ZEUS_BSO_API_TOKEN, when set, is sent as a bearer token;

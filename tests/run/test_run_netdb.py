@@ -1,7 +1,7 @@
 """test_run_netdb.py: `zbso run --db` on PostgreSQL and MariaDB reads the configuration as
 `zbso serve` does: ZEUS_BSO_DB_USER and ZEUS_BSO_DB_PASSWORD fill a URL without
-credentials, and a wrong password fails naming the cause and never showing the password
-(`***` where the URL holds it).
+credentials, a wrong password fails naming the cause and never showing the password (`***`
+where the URL holds it), and ZBSO_POLICY is the policy of a job whose file names none.
 
 Runs under tests/pg/with_pg.sh and tests/mysql/with_mysql.sh together (ctest
 run/test_run_netdb); a missing database server is a failure, never a skip."""
@@ -74,6 +74,13 @@ class NetDb:
         self.assertIn(self.DENIED, p.stderr)
         self.assertIn(f"{self.SCHEME}://{user}:***@127.0.0.1:", p.stderr)
         self.assertNotIn("WrongSecret8", p.stderr + p.stdout)
+
+    def test_default_policy_from_the_environment(self):
+        url = self.fresh_db()
+        env = {**self.creds(), "ZBSO_POLICY": "smart"}
+        p = self.run_zbso(spec(), 1, CMD, mode=("--db", url), extra=ARGS, env=env)
+        self.assertOk(p)
+        self.assertEqual(self.job_doc(url)["policy"], "smart")
 
 
 class TestPostgres(NetDb, RunCase):
