@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # build-deb.sh BUILD_DIR [OUT_DIR]: a Debian package of a zbso build (dpkg-deb): the zbso
 # binary, libzbso.so, the public header, the systemd unit and its default configuration
-# /etc/zbso/zbso.env (a conffile). Depends comes from dpkg-shlibdeps. Writes
+# /etc/zbso/zbso.env (a conffile), and what `cmake --install` installs beside them: the man
+# pages (BUILD_DIR/man, gzipped as Debian's are) and the bash, zsh and fish completions
+# (BUILD_DIR/completions), both made at every build (packaging/CMakeLists.txt), at
+# Debian's paths. Depends comes from dpkg-shlibdeps. Writes
 # OUT_DIR/zbso_VERSION_ARCH.deb (default OUT_DIR: BUILD_DIR) and prints its path.
 # Build with the default build type (RelWithDebInfo): the files are stripped here.
 # Needs dpkg-dev (dpkg-shlibdeps, dpkg-architecture) and binutils (strip).
@@ -25,8 +28,17 @@ lib="$(ls "$build"/src/client/libzbso.so.*.*.* 2>/dev/null | head -n 1)"
 [[ -n "$lib" ]] || die "libzbso.so.X.Y.Z not found in $build/src/client: build zbso_shared"
 guard="$build/src/power/zbso-guard"   # puts GPU power limits back after a kill (SPEC 6.1)
 [[ -x "$guard" ]] || die "$guard not found: build zbso-guard first (ninja -C $1)"
-for tool in dpkg-deb dpkg-shlibdeps dpkg-architecture strip; do
-    command -v "$tool" >/dev/null || die "$tool not found (Debian packages dpkg-dev, binutils)"
+# The man pages and completions come from the target zbso_man_completions (part of `all`).
+man="$build/man"
+completions="$build/completions"
+[[ -f "$man/zbso.1" ]] || die "$man/zbso.1 not found: build the man pages (ninja -C $1)"
+for f in zbso _zbso zbso.fish; do
+    [[ -f "$completions/$f" ]] || die "$completions/$f not found: build the completions" \
+        "(ninja -C $1)"
+done
+for tool in dpkg-deb dpkg-shlibdeps dpkg-architecture strip gzip; do
+    command -v "$tool" >/dev/null ||
+        die "$tool not found (Debian packages dpkg-dev, binutils, gzip)"
 done
 
 version="$("$bin" --version | awk '{print $NF}')"
@@ -43,7 +55,9 @@ root="$work/root"
 
 install -d "$root/DEBIAN" "$root/usr/bin" "$root/usr/lib/$multiarch" "$root/usr/include/zbso" \
     "$root/lib/systemd/system" "$root/etc/zbso" "$root/usr/share/doc/zbso" \
-    "$root/usr/libexec/zbso"
+    "$root/usr/libexec/zbso" "$root/usr/share/man/man1" \
+    "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
+    "$root/usr/share/fish/vendor_completions.d"
 install -m 0755 "$bin" "$root/usr/bin/zbso"
 install -m 0755 "$guard" "$root/usr/libexec/zbso/zbso-guard"
 install -m 0644 "$lib" "$root/usr/lib/$multiarch/$libname"
@@ -55,6 +69,16 @@ install -m 0644 "$src/include/zbso/zbso.h" "$root/usr/include/zbso/zbso.h"
 install -m 0644 "$deploy/systemd/zbso.service" "$root/lib/systemd/system/zbso.service"
 install -m 0600 "$deploy/systemd/zbso.env" "$root/etc/zbso/zbso.env"
 install -m 0644 "$deploy/README.md" "$root/usr/share/doc/zbso/README.deploy.md"
+# Debian's man pages are gzipped, -n so that the package's bytes do not depend on the
+# build's time stamps.
+for page in "$man"/*.1; do
+    gzip -9n <"$page" >"$root/usr/share/man/man1/$(basename "$page").gz"
+    chmod 0644 "$root/usr/share/man/man1/$(basename "$page").gz"
+done
+install -m 0644 "$completions/zbso" "$root/usr/share/bash-completion/completions/zbso"
+install -m 0644 "$completions/_zbso" "$root/usr/share/zsh/vendor-completions/_zbso"
+install -m 0644 "$completions/zbso.fish" \
+    "$root/usr/share/fish/vendor_completions.d/zbso.fish"
 
 # dpkg-shlibdeps wants a debian/control beside it; libzbso's own dependencies count too.
 mkdir -p "$work/pkg/debian"
@@ -81,7 +105,8 @@ Description: Zeus batch size optimizer server, client library and CLI
  zbso serve is a C implementation of the Zeus batch size optimizer (BSO)
  server, wire-compatible with the Zeus Python client. The package also holds
  libzbso (the client and GPU energy monitor) with its header, and a hardened
- systemd unit (zbso.service, configured in /etc/zbso/zbso.env).
+ systemd unit (zbso.service, configured in /etc/zbso/zbso.env), man pages and
+ bash, zsh and fish completions.
 CTL
 echo /etc/zbso/zbso.env >"$root/DEBIAN/conffiles"
 echo "activate-noawait ldconfig" >"$root/DEBIAN/triggers"

@@ -1,17 +1,19 @@
-/* cmd_run.c: `zbso run`: parses the command line into run_options and hands them to src/run
- * (the recurrence driver). Nothing here talks to the optimizer or starts a process. */
+/* cmd_run.c: `zbso run`: reads the configuration as every command does (config_load) and
+ * the command line into run_options, and hands them to src/run (the recurrence driver).
+ * Nothing here talks to the optimizer or starts a process. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/config.h"
 #include "run/run.h"
 
 static const char run_usage[] =
     "usage: zbso run [--server URL | --db URL] --spec job.json --recurrences N\n"
     "                [--log-dir DIR] [--metric-regex RE] [--max-tries N] [--grace S]\n"
-    "                [--seed N] [--no-gpu]\n"
+    "                [--seed N] [--no-gpu] [--policy zeus|smart]\n"
     "                [--power-limit jit|max|observe [--progress-regex RE] [--pl-step W]\n"
     "                 [--pl-warmup S] [--pl-hold S] [--profile-params W,P]]\n"
     "                -- COMMAND ARGS...\n"
@@ -20,7 +22,11 @@ static const char run_usage[] =
     "  --server URL       a zbso (or Zeus) server; default: embedded mode on --db\n"
     "  --db URL           embedded mode's database, a URL as for zbso serve\n"
     "                     (sqlite:///zbso.db, postgresql://..., mysql://...) or a SQLite\n"
-    "                     file's path (default zbso.db)\n"
+    "                     file's path (default zbso.db); ZEUS_BSO_DB_USER and\n"
+    "                     ZEUS_BSO_DB_PASSWORD fill a URL without credentials\n"
+    "  --policy zeus|smart\n"
+    "                     with --db: batch size policy of a job whose file names none\n"
+    "                     (ZBSO_POLICY, default zeus), as zbso serve --policy\n"
     "  --spec FILE        the job: JobSpec fields, optionally max_power, number_of_gpus,\n"
     "                     gpu_model (else measured), learning_rate, optimizer, seed, epochs\n"
     "  --recurrences N    how many times the job recurs (>= 1)\n"
@@ -49,11 +55,12 @@ static const char run_usage[] =
     "{target_metric}. Environment: ZEUS_BSO_SERVER_URL, ZEUS_BSO_JOB_ID,\n"
     "ZEUS_BSO_TRIAL_NUMBER, ZEUS_BATCH_SIZE, ZEUS_LOG_DIR, ZEUS_JOB_ID, ZEUS_ETA_KNOB,\n"
     "ZEUS_TARGET_METRIC, ZEUS_COST_THRESH. With --server, requests are retried as the\n"
-    "client library's are, for ZBSO_CLIENT_RETRY_TIMEOUT seconds (default 60).\n";
+    "client library's are, for ZBSO_CLIENT_RETRY_TIMEOUT seconds (default 60).\n"
+    "Configuration is read as by zbso serve: the environment, then a .env file.\n";
 
 enum { OPT_SERVER = 256, OPT_DB, OPT_SPEC, OPT_RECUR, OPT_LOG_DIR, OPT_REGEX, OPT_GRACE,
        OPT_SEED, OPT_NO_GPU, OPT_HELP, OPT_PL, OPT_PROGRESS, OPT_PL_STEP, OPT_PL_WARMUP,
-       OPT_PL_HOLD, OPT_PROFILE_PARAMS, OPT_MAX_TRIES };
+       OPT_PL_HOLD, OPT_PROFILE_PARAMS, OPT_MAX_TRIES, OPT_POLICY };
 
 /* Reads an integer option in [lo, hi] into *out; ZBSO_EINVAL naming the option and value. */
 static int int_option(const char *name, const char *v, long long lo, long long hi,
@@ -68,8 +75,9 @@ static int int_option(const char *name, const char *v, long long lo, long long h
     return 0;
 }
 
-/* Parses argv into *o. Returns 0, 1 for --help (usage printed), or ZBSO_EINVAL. */
-static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
+/* Parses argv into *o, and --policy into cfg (loaded by the caller: the flag wins over
+ * ZBSO_POLICY). Returns 0, 1 for --help (usage printed), or ZBSO_EINVAL. */
+static int parse_args(int argc, char **argv, run_options *o, cli_config *cfg, zbso_err *err)
 {
     static const struct option opts[] = {
         {"server", required_argument, NULL, OPT_SERVER},
@@ -88,10 +96,12 @@ static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
         {"pl-hold", required_argument, NULL, OPT_PL_HOLD},
         {"profile-params", required_argument, NULL, OPT_PROFILE_PARAMS},
         {"max-tries", required_argument, NULL, OPT_MAX_TRIES},
+        {"policy", required_argument, NULL, OPT_POLICY},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
     char *end;
+    bool policy_flag = false;
     int c;
 
     memset(o, 0, sizeof *o);
@@ -177,6 +187,11 @@ static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
                 return ZBSO_EINVAL;
             break;
         }
+        case OPT_POLICY:
+            if (config_parse_policy("--policy", optarg, &cfg->policy, err) < 0)
+                return ZBSO_EINVAL;
+            policy_flag = true;
+            break;
         case OPT_HELP:
             fputs(run_usage, stdout);
             return 1;
@@ -187,6 +202,11 @@ static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
     }
     if (o->server_url != NULL && o->db != NULL)
         return err_set(err, ZBSO_EINVAL, "give --server URL or --db URL, not both");
+    /* A server resolves a job's policy itself, with its own default. */
+    if (o->server_url != NULL && policy_flag)
+        return err_set(err, ZBSO_EINVAL, "--policy is the default of --db's optimizer; with "
+                       "--server the server's default applies (zbso serve --policy), or "
+                       "name \"policy\" in the job file");
     if (o->server_url == NULL && o->db == NULL)
         o->db = "zbso.db";
     if (o->db != NULL && o->db[0] == '\0')
@@ -200,17 +220,25 @@ static int parse_args(int argc, char **argv, run_options *o, zbso_err *err)
     if (optind >= argc || argv[optind][0] == '\0')
         return err_set(err, ZBSO_EINVAL, "no training command: give it after '--'");
     o->argv = argv + optind;
+    o->store = cli_store_options(cfg);
+    o->default_policy = cfg->policy;
     return 0;
 }
 
 int cli_run(int argc, char **argv)
 {
     run_options o;
+    cli_config cfg;  /* o.store points into it */
     zbso_err err;
     int rc;
 
     err_clear(&err);
-    if ((rc = parse_args(argc, argv, &o, &err)) != 0) {
+    config_defaults(&cfg);
+    if (config_load(&cfg, &err) < 0) {
+        fprintf(stderr, "zbso run: %s\n", err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    if ((rc = parse_args(argc, argv, &o, &cfg, &err)) != 0) {
         if (rc > 0)
             return CLI_EXIT_OK;
         fprintf(stderr, "zbso run: %s\n(see 'zbso run --help')\n", err.msg);

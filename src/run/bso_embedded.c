@@ -1,5 +1,6 @@
-/* bso_embedded.c: `zbso run`'s optimizer in this process: the service layer over a SQLite
- * file, so no server is needed and decisions are made by the same code as the server's. */
+/* bso_embedded.c: `zbso run`'s optimizer in this process: the service layer over a
+ * database of its own, so no server is needed and decisions are made by the same code as
+ * the server's. Reads no configuration: src/cli hands it the store options and policy. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,14 +71,16 @@ static void emb_close(run_bso *b)
 static const run_bso_ops embedded_ops = {emb_register, emb_next, emb_report, emb_end,
                                          emb_profile_get, emb_profile_put, emb_close};
 
-int run_bso_embedded_open(const char *db, run_bso **out, zbso_err *err)
+int run_bso_embedded_open(const run_options *o, run_bso **out, zbso_err *err)
 {
     char url[RUN_PATH_MAX + 16];
-    store_options opt = {.create_if_empty = true};
+    const char *db = o->db;
+    store_options opt = o->store;
     embedded *e = NULL;
     int rc;
 
     *out = NULL;
+    opt.create_if_empty = true;
     /* A URL as every other command takes it; a bare path is a SQLite file. */
     int n = strstr(db, "://") != NULL ? snprintf(url, sizeof url, "%s", db)
                                       : snprintf(url, sizeof url, "sqlite:///%s", db);
@@ -92,6 +95,7 @@ int run_bso_embedded_open(const char *db, run_bso **out, zbso_err *err)
     e->base.ops = &embedded_ops;
     e->base.server_url = NULL;
     e->env = svc_env_system(TRIAL_TIMEOUT_S);
+    e->env.default_policy = o->default_policy;
     *out = &e->base;
     return 0;
 }

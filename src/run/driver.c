@@ -544,7 +544,7 @@ int run_main(const run_options *o, zbso_err *err)
                 "SIGKILL of zbso run\n", gerr.msg);
     d->child->guard = d->guard;
     rc = o->server_url != NULL ? run_bso_http_open(o->server_url, &d->bso, err)
-                               : run_bso_embedded_open(o->db, &d->bso, err);
+                               : run_bso_embedded_open(o, &d->bso, err);
     if (rc < 0)
         goto out;
     if ((rc = d->bso->ops->register_job(d->bso, &d->jf.spec, &d->job, err)) < 0)

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/types.h"
+#include "store/store.h"
 #include "util/err.h"
 
 #define RUN_DEFAULT_SEED 123456   /* seed 004's default */
@@ -18,6 +20,13 @@ enum run_pl_mode { RUN_PL_NONE = 0, RUN_PL_JIT = 1, RUN_PL_MAX = 2, RUN_PL_OBSER
 typedef struct run_options {
     const char *server_url;    /* server mode: base URL; NULL for embedded mode */
     const char *db;            /* embedded mode: a database URL, or a SQLite file's path */
+    /* Embedded mode: the store options the configuration sets, as for `zbso serve`
+     * (src/cli's cli_store_options: echo_sql, ZEUS_BSO_DB_USER / ZEUS_BSO_DB_PASSWORD for
+     * a URL without credentials; not owned). src/run adds create_if_empty. */
+    store_options store;
+    /* Embedded mode: the policy of a job whose file names none (`--policy`, ZBSO_POLICY),
+     * as the server's default is; ZBSO_POLICY_ZEUS unless set. */
+    zbso_policy default_policy;
     const char *spec_path;     /* job.json */
     int64_t recurrences;       /* >= 1 */
     const char *log_dir;       /* base directory of the run's log directory */

@@ -13,6 +13,7 @@
 
 #include "core/types.h"
 #include "power/power.h"
+#include "run/run.h"
 #include "util/err.h"
 
 /* ---- the optimizer (bso_embedded.c, bso_http.c) -------------------------------------
@@ -40,11 +41,12 @@ struct run_bso {
     const char *server_url;   /* the URL given to the command, NULL in embedded mode */
 };
 
-/* Opens the database db (a URL such as sqlite:///path or postgresql://...; a bare path is
- * a SQLite file), created with the schema when new, for svc_* calls in this process.
- * ZBSO_EINVAL for a path that does not fit a URL, store errors (naming an unsupported
- * scheme) otherwise. */
-int run_bso_embedded_open(const char *db, run_bso **out, zbso_err *err);
+/* Opens the database o->db (a URL such as sqlite:///path or postgresql://...; a bare path
+ * is a SQLite file) with o->store's options, created with the schema when new, for svc_*
+ * calls in this process; a job that names no policy gets o->default_policy. ZBSO_EINVAL
+ * for a path that does not fit a URL, store errors (naming an unsupported scheme, or the
+ * URL with its password as ***) otherwise. */
+int run_bso_embedded_open(const run_options *o, run_bso **out, zbso_err *err);
 /* Prepares requests to the server at url (http:// or https://; a trailing '/' is
  * dropped) over src/transport. $ZEUS_BSO_API_TOKEN, when set, is sent as a bearer token;
  * $ZBSO_CLIENT_RETRY_TIMEOUT bounds retries as in libzbso. Connects lazily. ZBSO_EINVAL

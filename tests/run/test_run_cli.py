@@ -416,6 +416,41 @@ class TestEmbedded(RunCase):
                 self.assertEqual(p.returncode, 1, p.stderr)
                 self.assertIn(f"job file job.json: {field}", p.stderr)
 
+    def test_default_policy(self):
+        """A job file without "policy" takes ZBSO_POLICY, or --policy over it, as a job
+        registered with `zbso serve` takes the server's default; the job file's own policy
+        wins over both. A bad value is a usage error naming its source."""
+        cmd = [*TRAIN, "--bs", "{bs}", "--rates", RATES]
+
+        def policy(job_id):
+            p = subprocess.run([ZBSO_BIN, "jobs", "show", job_id, "--db", "sqlite:///x.db",
+                                "--format", "json"], cwd=self.dir, capture_output=True,
+                               text=True, timeout=30)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return json.loads(p.stdout)["policy"]
+
+        smart = {"ZBSO_POLICY": "smart"}
+        for job, extra, env, want in (
+                (spec(job_id="job-1"), [], smart, "smart"),
+                (spec(job_id="job-2"), ["--policy", "zeus"], smart, "zeus"),
+                (spec(job_id="job-3"), ["--policy", "smart"], {}, "smart"),
+                (spec(job_id="job-4", policy="zeus"), ["--policy", "smart"], smart, "zeus"),
+                (spec(job_id="job-5"), [], {}, "zeus")):
+            with self.subTest(job=job["job_id"]):
+                p = self.run_zbso(job, 1, cmd, extra=["--no-gpu", "--metric-regex", REGEX,
+                                                      *extra], env=env)
+                self.assertOk(p)
+                self.assertEqual(policy(job["job_id"]), want)
+        for extra, env, msg in (
+                (["--policy", "fast"], {}, "--policy 'fast' is not a batch size policy"),
+                ([], {"ZBSO_POLICY": "Smart"}, "ZBSO_POLICY 'Smart' is not a batch size"),
+                (["--server", "http://127.0.0.1:9", "--policy", "smart"], {},
+                 "with --server the server's default applies")):
+            with self.subTest(extra=extra, env=env):
+                p = self.run_zbso(spec(), 1, ["true"], mode=(), extra=extra, env=env)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(msg, p.stderr)
+
     def test_job_file_limit_and_read_errors(self):
         def run_spec(path):
             e = {k: v for k, v in os.environ.items() if not k.startswith("ZEUS_")}
