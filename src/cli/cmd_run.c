@@ -23,7 +23,8 @@ static const char run_usage[] =
     "  --db URL           embedded mode's database, a URL as for zbso serve\n"
     "                     (sqlite:///zbso.db, postgresql://..., mysql://...) or a SQLite\n"
     "                     file's path (default zbso.db); ZEUS_BSO_DB_USER and\n"
-    "                     ZEUS_BSO_DB_PASSWORD fill a URL without credentials\n"
+    "                     ZEUS_BSO_DB_PASSWORD fill a URL without credentials;\n"
+    "                     ZEUS_BSO_TRIAL_TIMEOUT is its optimizer's trial lease\n"
     "  --policy zeus|smart\n"
     "                     with --db: batch size policy of a job whose file names none\n"
     "                     (ZBSO_POLICY, default zeus), as zbso serve --policy\n"
@@ -222,6 +223,7 @@ static int parse_args(int argc, char **argv, run_options *o, cli_config *cfg, zb
     o->argv = argv + optind;
     o->store = cli_store_options(cfg);
     o->default_policy = cfg->policy;
+    o->trial_timeout_s = cfg->trial_timeout_s;
     return 0;
 }
 

@@ -8,7 +8,6 @@
 #include "run/runInt.h"
 #include "service/service.h"
 
-#define TRIAL_TIMEOUT_S 86400.0    /* SPEC §3.5's default lease */
 
 typedef struct embedded {
     run_bso base;
@@ -94,7 +93,7 @@ int run_bso_embedded_open(const run_options *o, run_bso **out, zbso_err *err)
     }
     e->base.ops = &embedded_ops;
     e->base.server_url = NULL;
-    e->env = svc_env_system(TRIAL_TIMEOUT_S);
+    e->env = svc_env_system(o->trial_timeout_s);
     e->env.default_policy = o->default_policy;
     *out = &e->base;
     return 0;

@@ -27,6 +27,9 @@ typedef struct run_options {
     /* Embedded mode: the policy of a job whose file names none (`--policy`, ZBSO_POLICY),
      * as the server's default is; ZBSO_POLICY_ZEUS unless set. */
     zbso_policy default_policy;
+    /* Embedded mode: the lease of a Dispatched trial (ZEUS_BSO_TRIAL_TIMEOUT, as for `zbso
+     * serve`; 0 disables), which matters when several runs share one database. */
+    double trial_timeout_s;
     const char *spec_path;     /* job.json */
     int64_t recurrences;       /* >= 1 */
     const char *log_dir;       /* base directory of the run's log directory */

@@ -445,7 +445,9 @@ class TestEmbedded(RunCase):
                 (["--policy", "fast"], {}, "--policy 'fast' is not a batch size policy"),
                 ([], {"ZBSO_POLICY": "Smart"}, "ZBSO_POLICY 'Smart' is not a batch size"),
                 (["--server", "http://127.0.0.1:9", "--policy", "smart"], {},
-                 "with --server the server's default applies")):
+                 "with --server the server's default applies"),
+                # the lease comes from the same configuration (ZEUS_BSO_TRIAL_TIMEOUT)
+                ([], {"ZEUS_BSO_TRIAL_TIMEOUT": "-3"}, "ZEUS_BSO_TRIAL_TIMEOUT")):
             with self.subTest(extra=extra, env=env):
                 p = self.run_zbso(spec(), 1, ["true"], mode=(), extra=extra, env=env)
                 self.assertEqual(p.returncode, 2, p.stderr)
