@@ -16,7 +16,7 @@
 
 #include "cli/config.h"
 #include "fuzz.h"
-#include "store/pgurl.h"
+#include "store/netdb/pgurl.h"
 #include "store/store.h"
 
 /* Prefixes that must pick a backend (SPEC §4, and memory:// for tests). */

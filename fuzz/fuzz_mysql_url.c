@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "store/myurl.h"
-#include "store/pgurl.h"
+#include "store/netdb/myurl.h"
+#include "store/netdb/pgurl.h"
 
 static const char *const schemes[] = {
     "mysql://", "mysql+asyncmy://", "mysql+aiomysql://", "mysql+pymysql://",

@@ -8,7 +8,7 @@
 
 #include "cli/config.h"
 #include "fuzz.h"
-#include "store/pgurl.h"
+#include "store/netdb/pgurl.h"
 
 static const char *const secrets[] = {"password", "sslpassword"};
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "core/spec.h"
-#include "store/pgurl.h"
+#include "store/netdb/pgurl.h"
 #include "util/dotenv.h"
 #include "util/log.h"
 

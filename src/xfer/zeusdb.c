@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/myurl.h"
-#include "store/pgurl.h"
+#include "store/netdb/myurl.h"
+#include "store/netdb/pgurl.h"
 #include "xfer/xfer.h"
 
 typedef enum zdb_dialect { ZD_SQLITE, ZD_PG, ZD_MYSQL } zdb_dialect;

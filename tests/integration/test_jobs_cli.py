@@ -76,7 +76,7 @@ class Db:
     def arms(self, job_id):
         """The arms, with PostgreSQL's and MariaDB's column names (param_mean,
         param_precision) as SQLite's (mean, precision). MariaDB's DOUBLE holds no
-        infinity: an infinite precision is stored there as NULL (src/store/mysql_ops.c)."""
+        infinity: an infinite precision is stored there as NULL (src/store/netdb/mysql_ops.c)."""
         rows = [r for r in self.db.rows("arms", "job_id, batch_size") if r["job_id"] == job_id]
         for r in rows:
             for name in ("mean", "precision"):

@@ -28,7 +28,7 @@ from zbsoserver import ZBSO_BIN, Server, SqliteDatabase, clean_env, job_spec, re
 import workload as wl
 
 FAULT_LIBRARY = os.environ.get("ZBSO_FAULT_LIBRARY", "")
-BUSY_TIMEOUT_S = 5.0        # SQ_BUSY_TIMEOUT_MS in src/store/sqlite_engine.c
+BUSY_TIMEOUT_S = 5.0        # SQ_BUSY_TIMEOUT_MS in src/store/sqlite/sqlite_engine.c
 LOCK_HOLD_S = BUSY_TIMEOUT_S + 2.5
 
 

@@ -24,7 +24,7 @@ PostgreSQL. Runs under tests/mysql/with_mysql.sh (ZBSO_TEST_BACKEND=mysql).
 Not done here: an I/O error inside mariadbd (its files are written by another process,
 which the fault library of test_storage_faults.py cannot reach without being preloaded
 into the database server); the translation of those error numbers is the pure
-my_errno_code (src/store/myInt.h)."""
+my_errno_code (src/store/netdb/myInt.h)."""
 
 import itertools
 import os

@@ -30,7 +30,7 @@
 #include "../netdb/db_test.h"
 #include "my_fresh.h"
 #include "service/service.h"
-#include "store/myInt.h"
+#include "store/netdb/myInt.h"
 #include "store/store.h"
 
 static char g_url[512];       /* the current case's fresh database */

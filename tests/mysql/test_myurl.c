@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/myurl.h"
-#include "store/pgurl.h"
+#include "store/netdb/myurl.h"
+#include "store/netdb/pgurl.h"
 
 static myurl u; /* large; one at a time */
 

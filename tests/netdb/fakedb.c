@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "store/dburl.h"
-#include "store/netdb.h"
+#include "store/netdb/netdb.h"
 
 #define FAKE_DBS_MAX 64
 

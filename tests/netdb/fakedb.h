@@ -1,5 +1,5 @@
 /* fakedb.h: a networked database that is not one, for the shared database suite: the
- * memory:// backend served through src/store/netdb.c by a driver of its own (fakedb.c),
+ * memory:// backend served through src/store/netdb/netdb.c by a driver of its own (fakedb.c),
  * as a fourth networked database would be. URLs are fakedb://USER:PASSWORD@HOST/NAME; one
  * "server" holds every database, can be stopped and started (connections then break, as
  * a restarted PostgreSQL's do), and injects faults into statements. Its lock is one per

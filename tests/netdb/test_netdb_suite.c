@@ -1,4 +1,4 @@
-/* test_netdb_suite.c: what every networked database (src/store/netdb.c and a driver) has
+/* test_netdb_suite.c: what every networked database (src/store/netdb/netdb.c and a driver) has
  * to prove, written once and run against each through its "fresh database" hook:
  *   --pg     PostgreSQL, under tests/pg/with_pg.sh
  *   --mysql  MariaDB, under tests/mysql/with_mysql.sh

@@ -28,7 +28,7 @@
 #include "../netdb/db_test.h"
 #include "pg_fresh.h"
 #include "service/service.h"
-#include "store/pgInt.h"
+#include "store/netdb/pgInt.h"
 #include "store/store.h"
 
 static char g_url[512];       /* the current case's fresh database */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/pgurl.h"
+#include "store/netdb/pgurl.h"
 
 static pgurl u; /* large; one at a time */
 

@@ -22,7 +22,7 @@
 #include "../mysql/my_fresh.h"
 #include "../pg/pg_fresh.h"
 #include "core/rng.h"
-#include "store/sqliteInt.h"
+#include "store/sqlite/sqliteInt.h"
 #include "store/store.h"
 
 static char g_dir[64];        /* the temp directory */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/pgInt.h"
+#include "store/netdb/pgInt.h"
 #include "util/log.h"
 
 #define PG_CONNECT_TIMEOUT_S "3"  /* unless the URL sets connect_timeout */

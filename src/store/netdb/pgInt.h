@@ -9,8 +9,8 @@
 #include <libpq-fe.h>
 #include <pthread.h>
 
-#include "store/pgurl.h"
-#include "store/netdb.h"
+#include "store/netdb/pgurl.h"
+#include "store/netdb/netdb.h"
 
 /* The newest schema version of pg_ops.c's history. */
 #define PG_LATEST 8

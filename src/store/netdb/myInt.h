@@ -10,8 +10,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "store/myurl.h"
-#include "store/netdb.h"
+#include "store/netdb/myurl.h"
+#include "store/netdb/netdb.h"
 
 /* The newest schema version of mysql_ops.c's history. */
 #define MY_LATEST 5

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store/sqliteInt.h"
+#include "store/sqlite/sqliteInt.h"
 #include "util/log.h"
 
 /* Copies path's directory into out ("." for a bare name). */

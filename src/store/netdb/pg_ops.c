@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/spec.h"
-#include "store/pgInt.h"
+#include "store/netdb/pgInt.h"
 #include "util/log.h"
 
 /* Schema history. The version lives in the one row of zbso_schema (no such table: an

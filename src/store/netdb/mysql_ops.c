@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/spec.h"
-#include "store/myInt.h"
+#include "store/netdb/myInt.h"
 #include "util/log.h"
 
 /* Schema history. The version lives in the one row of zbso_schema (no such table, or no

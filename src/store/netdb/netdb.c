@@ -18,7 +18,7 @@
  *   and the unit moved to the next one, so the first request after an outage succeeds.
  * - Failures become store codes once, in netdb_txn_fail with the driver's classification:
  *   a lost server is ZBSO_EUNAVAIL (503 with Retry-After). */
-#include "store/netdb.h"
+#include "store/netdb/netdb.h"
 
 #include <stdio.h>
 #include <stdlib.h>

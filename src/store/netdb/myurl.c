@@ -2,7 +2,7 @@
  * schemes and query keys of MySQL URLs; the split, masking, decoding, hosts and ports are
  * dburl.c's (one rule for every backend). Pure: no libmariadb, no I/O, no allocation. Never
  * puts a password into a message. */
-#include "store/myurl.h"
+#include "store/netdb/myurl.h"
 
 #include <stdbool.h>
 #include <stdio.h>

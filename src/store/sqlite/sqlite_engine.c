@@ -39,7 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store/sqliteInt.h"
+#include "store/sqlite/sqliteInt.h"
 #include "util/clock.h"
 #include "util/log.h"
 

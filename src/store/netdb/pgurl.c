@@ -12,7 +12,7 @@
  * knows: which connection keywords exist in the linked libpq (PQconndefaults; a newer
  * libpq's keywords then work without a change here) and which of them hold a secret
  * (dispchar "*"). libpq itself checks the values when it connects. */
-#include "store/pgurl.h"
+#include "store/netdb/pgurl.h"
 
 #include <libpq-fe.h>
 #include <pthread.h>

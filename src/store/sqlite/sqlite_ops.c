@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/spec.h"
-#include "store/sqliteInt.h"
+#include "store/sqlite/sqliteInt.h"
 
 /* Schema history. The version lives in PRAGMA user_version (0: empty database), set by
  * the last statement of each step, inside the step's transaction. Append only: a

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/myInt.h"
+#include "store/netdb/myInt.h"
 #include "util/log.h"
 
 #define MY_CONNECT_TIMEOUT_S 3u   /* unless the URL sets connect_timeout */
