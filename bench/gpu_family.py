@@ -3,7 +3,7 @@
 v100 and a40 traces with a fixed seed, to check that a batch size policy holds on GPUs
 whose traces we do not have (docs/SIMULATION.md, "A family of synthetic GPUs").
 
-usage: gpu_family.py DATA_DIR OUT_DIR [--seed N] [--count N] [--list]
+usage: gpu_family.py DATA_DIR OUT_DIR [--seed N] [--count N] [--prefix P] [--set S] [--list]
 
 OUT_DIR/traces/ gets summary_power_gNN.csv for each variant, the shipped v100 and a40
 traces and summary_train.csv (the train trace is the same on every GPU), so that
@@ -24,7 +24,10 @@ Each variant starts from one base trace (v100 or a40) and changes, per workload:
 - per-batch-size jitter: x exp(J Z) per (workload, batch size), all limits together (a
   kernel choice that suits one size), J uniform in [0, 0.12]; and x exp(0.02 Z) per row
   (the profile's own measurement noise).
-Variants g01..g10 are the tuning set, g11..g16 are held out (decided before any tuning)."""
+Variants g01..g10 are the tuning set, g11..g16 are held out (decided before any tuning).
+--prefix P names the variants PNN instead of gNN and --set S puts every one in set S (a
+second family for validation only, e.g. --seed 7 --prefix f --set fresh); the default
+seed, prefix and sets give the family above, byte for byte."""
 import argparse
 import csv
 import math
@@ -36,11 +39,11 @@ PL_RANGES = [(70, 250), (100, 300), (150, 400), (200, 700), (100, 450)]
 TUNE = 10
 
 
-def draw(rng, k):
+def draw(rng, k, prefix="g", set_name=None):
     """The parameters of variant k (1-based) from rng."""
     return {
-        "name": f"g{k:02d}",
-        "set": "tune" if k <= TUNE else "held-out",
+        "name": f"{prefix}{k:02d}",
+        "set": set_name or ("tune" if k <= TUNE else "held-out"),
         "base": rng.choice(["v100", "a40"]),
         "speed": math.exp(rng.uniform(math.log(0.45), math.log(1.6))),
         "power": math.exp(rng.uniform(math.log(0.75), math.log(1.35))),
@@ -96,10 +99,12 @@ def main():
     ap.add_argument("out_dir")
     ap.add_argument("--seed", type=int, default=20261127)
     ap.add_argument("--count", type=int, default=16)
+    ap.add_argument("--prefix", default="g")
+    ap.add_argument("--set", default=None)
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    variants = [draw(rng, k) for k in range(1, a.count + 1)]
+    variants = [draw(rng, k, a.prefix, a.set) for k in range(1, a.count + 1)]
     tdir = os.path.join(a.out_dir, "traces")
     os.makedirs(tdir, exist_ok=True)
     for f in ("summary_train.csv", "summary_power_v100.csv", "summary_power_a40.csv"):
