@@ -231,16 +231,26 @@ class Cluster:
         old.psql("ALTER SYSTEM SET default_transaction_read_only = on")
         old.psql("SELECT pg_reload_conf()")
         time.sleep(0.5)  # the WAL of the last commits reaches the standbys
+        # The old primary keeps running and may still write WAL (autovacuum, a checkpoint):
+        # a standby that went on receiving it after the choice below would be ahead of the
+        # promoted one and could never follow its new timeline, and with 'ANY 1 (*)' the
+        # new primary's commits would wait for a standby that never comes. So every
+        # standby stops streaming first; the choice is then made on still positions.
+        standbys = self.standbys()
+        for n in standbys:
+            n.psql("ALTER SYSTEM SET primary_conninfo = ''")
+            n.psql("SELECT pg_reload_conf()")
+        self._wait_receivers_stopped(standbys)
         best, best_lsn = None, -1
-        for n in self.standbys():
+        for n in standbys:
             lsn = n.psql("SELECT pg_last_wal_receive_lsn() - '0/0'::pg_lsn")
             if lsn and int(float(lsn)) > best_lsn:
                 best, best_lsn = n, int(float(lsn))
         self.pg("pg_ctl", "-D", best.data, "-w", "-t", "60", "promote")
         promoted = time.monotonic()
         self.primary = best
-        for n in self.standbys():
-            if n is old:
+        for n in standbys:
+            if n is best:
                 continue
             info = best.conninfo().format(n.name)
             n.psql(f"ALTER SYSTEM SET primary_conninfo = '{info}'")
@@ -249,6 +259,15 @@ class Cluster:
         # a standby (rebuild): meanwhile a commit there still waiting for a synchronous
         # standby (none is left to it) waits until its session ends.
         return old, promoted
+
+    def _wait_receivers_stopped(self, nodes, timeout=30):
+        """Until no WAL receiver runs on any of nodes (primary_conninfo emptied)."""
+        deadline = time.monotonic() + timeout
+        for n in nodes:
+            while n.psql("SELECT count(*) FROM pg_stat_wal_receiver").strip() != "0":
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"{n.name}: its WAL receiver still runs")
+                time.sleep(0.05)
 
     def rebuild(self, node):
         """The old primary (crashed, or fenced and still running), made a standby of the
