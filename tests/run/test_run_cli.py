@@ -453,6 +453,28 @@ class TestEmbedded(RunCase):
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertIn(msg, p.stderr)
 
+    def test_job_file_carbon_intensity(self):
+        """A job file's own carbon_intensity_g_per_kwh (issue 25) registers with the job and
+        weighs its CO2e figures; a bad value stops the run naming it."""
+        cmd = [*TRAIN, "--bs", "{bs}", "--rates", RATES]
+        p = self.run_zbso(spec(job_id="job-c", carbon_intensity_g_per_kwh=250.0), 1, cmd,
+                          extra=["--no-gpu", "--metric-regex", REGEX])
+        self.assertOk(p)
+        p = subprocess.run([ZBSO_BIN, "jobs", "show", "job-c", "--db", "sqlite:///x.db",
+                            "--format", "json"], cwd=self.dir, capture_output=True, text=True,
+                           timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["spec"]["carbon_intensity_g_per_kwh"], 250.0)
+        self.assertEqual(doc["footprint"], {"carbon_intensity_g_per_kwh": 250.0,
+                                            "carbon_intensity_source": "job"})
+        spent = doc["savings"]["spent"]
+        self.assertAlmostEqual(spent["co2e_g"], spent["energy_j"] / 3.6e6 * 250.0, places=9)
+        p = self.run_zbso(spec(job_id="job-d", carbon_intensity_g_per_kwh=-1), 1, cmd,
+                          extra=["--no-gpu", "--metric-regex", REGEX])
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("carbon_intensity_g_per_kwh", p.stderr)
+
     def test_job_file_limit_and_read_errors(self):
         def run_spec(path):
             e = {k: v for k, v in os.environ.items() if not k.startswith("ZEUS_")}
